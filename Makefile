@@ -44,17 +44,19 @@ sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and 
 ##@ Generated code
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRDs.
-	hack/build-tools.sh controller-gen
+generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/bases, service-provider CRDs into config/service-provider/crd).
+	@hack/build-tools.sh controller-gen >/dev/null
 	@if [ -d api ]; then \
-	  $(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...; \
-	  $(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases; \
-	fi
+	  $(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...; fi
+	@if [ -d api/v1beta1 ]; then \
+	  $(CONTROLLER_GEN) crd paths=./api/v1alpha1/... paths=./api/v1beta1/... output:crd:artifacts:config=config/crd/bases; fi
+	@if [ -d api/serviceprovider ]; then \
+	  $(CONTROLLER_GEN) crd paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config/crd 2>/dev/null)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- api config/crd config/service-provider/crd 2>/dev/null)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/service-provider/crd; exit 1; fi
 
 ##@ Checks
 
