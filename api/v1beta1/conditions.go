@@ -1,0 +1,47 @@
+package v1beta1
+
+// Condition types set on the operator's resources. They follow the kstatus conventions, so that
+// kstatus-aware tools (kubectl wait, Flux, Argo CD, cli-utils) understand them:
+//   - Ready is True when the workload is available and matches the latest generation.
+//   - Reconciling is True while the operator is still making changes or waiting for the workload
+//     to roll out (an "abnormal-true" condition: it is removed when the work is done).
+//   - Stalled is True when the operator cannot make progress without a change to the spec or the
+//     cluster (also abnormal-true).
+const (
+	// ConditionReady says whether the resource's workload is available.
+	ConditionReady = "Ready"
+	// ConditionReconciling says the operator is working towards the desired state.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled says the operator has stopped making progress and needs a change to
+	// continue.
+	ConditionStalled = "Stalled"
+)
+
+// Condition reasons. Reasons are CamelCase and say why a condition has its status; messages carry
+// the details.
+const (
+	// ReasonReconciled: Ready=True; every generated object was applied and the workload is
+	// available. Upstream sets this reason too.
+	ReasonReconciled = "Reconciled"
+	// ReasonReconcileError: Ready=False; applying the generated objects failed (transient API
+	// errors, conflicts). Upstream sets this reason too. The operator retries.
+	ReasonReconcileError = "ReconcileError"
+	// ReasonStatusUpdateFailed: Ready=False; the status could not be written. Kept for
+	// compatibility with upstream, which sets it.
+	ReasonStatusUpdateFailed = "StatusUpdateFailed"
+	// ReasonProgressing: Reconciling=True, Ready=False; objects were applied and the workload is
+	// rolling out.
+	ReasonProgressing = "Progressing"
+	// ReasonWorkloadUnavailable: Ready=False; the workload exists but not enough pods are
+	// available.
+	ReasonWorkloadUnavailable = "WorkloadUnavailable"
+	// ReasonInvalidSpec: Stalled=True, Ready=False; the spec cannot be built into objects (for
+	// example an invalid collector configuration). Retrying will not help until the spec changes.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonUpgradeFailed: Stalled=True, Ready=False; migrating the resource to the operator's
+	// collector version failed.
+	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonUnmanaged: Ready=Unknown; managementState is unmanaged and the operator does not
+	// touch the resource.
+	ReasonUnmanaged = "Unmanaged"
+)
