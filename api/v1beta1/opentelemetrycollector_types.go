@@ -63,12 +63,12 @@ type OpenTelemetryCollectorStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// OpenTelemetryCollectorSpec is the desired state of an OpenTelemetryCollector.
-//
 // +kubebuilder:validation:XValidation:rule="!(self.mode == 'sidecar' && size(self.tolerations) > 0) || !has(self.tolerations)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'tolerations'"
 // +kubebuilder:validation:XValidation:rule="!(self.mode == 'sidecar' && self.priorityClassName != '') || !has(self.priorityClassName)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'priorityClassName'"
 // +kubebuilder:validation:XValidation:rule="!(self.mode == 'sidecar' && self.affinity != null) || !has(self.affinity)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'affinity'"
 // +kubebuilder:validation:XValidation:rule="!(self.mode == 'sidecar' && size(self.additionalContainers) > 0) || !has(self.additionalContainers)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'additionalContainers'"
+
+// OpenTelemetryCollectorSpec is the desired state of an OpenTelemetryCollector.
 type OpenTelemetryCollectorSpec struct {
 	// OpenTelemetryCommonFields are the pod, container and service settings.
 	OpenTelemetryCommonFields `json:",inline"`
