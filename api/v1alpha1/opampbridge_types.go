@@ -1,0 +1,185 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".status.version",description="OpenTelemetry Version"
+// +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.endpoint"
+
+// OpAMPBridge runs a bridge that reports the namespace's collectors to an OpAMP server and
+// applies the configurations the server sends.
+type OpAMPBridge struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired bridge.
+	Spec OpAMPBridgeSpec `json:"spec,omitempty"`
+	// Status is what the operator last observed.
+	Status OpAMPBridgeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// OpAMPBridgeList is a list of OpAMPBridge.
+type OpAMPBridgeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the bridges.
+	Items []OpAMPBridge `json:"items"`
+}
+
+// OpAMPBridgeSpec is the desired state of an OpAMPBridge.
+type OpAMPBridgeSpec struct {
+	// Endpoint is the OpAMP server's URL (ws:// or http:// and their TLS forms).
+	// +required
+	Endpoint string `json:"endpoint"`
+	// TLS configures the connection to the OpAMP server.
+	// +optional
+	TLS *OpAMPBridgeTLSConfig `json:"tls,omitempty"`
+	// Headers are sent to the OpAMP server with every request.
+	// +optional
+	Headers map[string]string `json:"headers,omitempty"`
+	// Capabilities are the OpAMP agent capabilities the bridge announces, each on or off.
+	// +required
+	Capabilities map[OpAMPBridgeCapability]bool `json:"capabilities"`
+	// ComponentsAllowed lists, per component kind (receivers, processors, ...), the component
+	// types a remote configuration may use; no restriction when empty.
+	// +optional
+	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
+	// Description adds attributes to the agent description the bridge reports.
+	// +optional
+	Description *AgentDescription `json:"description,omitempty"`
+	// Resources are the compute resources of the bridge container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// NodeSelector constrains the bridge pod to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Replicas is the number of bridge pods; at most 1.
+	// +optional
+	// +kubebuilder:validation:Maximum=1
+	Replicas *int32 `json:"replicas,omitempty"`
+	// SecurityContext is the security context of the bridge container.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// PodSecurityContext is the security context of the bridge pod.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+	// PodAnnotations are added to the bridge pod.
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	// ServiceAccount names an existing ServiceAccount for the bridge; when set the operator does
+	// not create one.
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// Image is the bridge image; empty means the operator's default.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// UpgradeStrategy says whether the operator migrates this resource: automatic or none.
+	// +optional
+	UpgradeStrategy UpgradeStrategy `json:"upgradeStrategy"`
+	// ImagePullPolicy is the pull policy of the bridge container.
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// VolumeMounts are added to the bridge container.
+	// +optional
+	// +listType=atomic
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+	// Ports are opened on the bridge container and Service.
+	// +optional
+	// +listType=atomic
+	Ports []corev1.ServicePort `json:"ports,omitempty"`
+	// Env are environment variables of the bridge container.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// EnvFrom are sources of environment variables of the bridge container.
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+	// Tolerations of the bridge pod.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Volumes are added to the bridge pod.
+	// +optional
+	// +listType=atomic
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+	// HostNetwork runs the pod in the node's network namespace.
+	// +optional
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+	// PriorityClassName is the pod's priority class.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// Affinity holds the pod's scheduling constraints.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints spread the pods across failure domains.
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// PodDNSConfig adds DNS settings to those that the DNS policy produces.
+	// +optional
+	PodDNSConfig corev1.PodDNSConfig `json:"podDnsConfig,omitempty"`
+	// IpFamilies are the IP families of the bridge Service.
+	// +optional
+	IpFamilies []corev1.IPFamily `json:"ipFamilies,omitempty"`
+	// IpFamilyPolicy is the dual-stack policy of the bridge Service.
+	// +optional
+	IpFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+}
+
+// OpAMPBridgeStatus is the observed state of an OpAMPBridge.
+type OpAMPBridgeStatus struct {
+	// Version is the bridge version the operator manages.
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// AgentDescription is extra data for the agent description the bridge reports.
+type AgentDescription struct {
+	// NonIdentifyingAttributes are reported as non-identifying attributes of the agent.
+	NonIdentifyingAttributes map[string]string `json:"non_identifying_attributes" yaml:"non_identifying_attributes"`
+}
+
+// OpAMPBridgeTLSConfig configures TLS towards the OpAMP server.
+type OpAMPBridgeTLSConfig struct {
+	// Insecure turns TLS off.
+	// +optional
+	Insecure bool `json:"insecure,omitempty" yaml:"insecure,omitempty"`
+	// InsecureSkipVerify skips verification of the server's certificate.
+	// +optional
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty" yaml:"insecure_skip_verify,omitempty"`
+}
+
+// OpAMPBridgeCapability is an OpAMP agent capability the bridge can announce.
+//
+// +kubebuilder:validation:Enum=AcceptsRemoteConfig;ReportsEffectiveConfig;ReportsOwnTraces;ReportsOwnMetrics;ReportsOwnLogs;AcceptsOpAMPConnectionSettings;AcceptsOtherConnectionSettings;AcceptsRestartCommand;ReportsHealth;ReportsRemoteConfig
+type OpAMPBridgeCapability string
+
+// The OpAMP agent capabilities. ReportsStatus is always on and so is not part of the schema enum.
+const (
+	// OpAMPBridgeCapabilityReportsStatus reports the agent status (always on).
+	OpAMPBridgeCapabilityReportsStatus OpAMPBridgeCapability = "ReportsStatus"
+	// OpAMPBridgeCapabilityAcceptsRemoteConfig applies configurations sent by the server.
+	OpAMPBridgeCapabilityAcceptsRemoteConfig OpAMPBridgeCapability = "AcceptsRemoteConfig"
+	// OpAMPBridgeCapabilityReportsEffectiveConfig reports the collectors' configurations.
+	OpAMPBridgeCapabilityReportsEffectiveConfig OpAMPBridgeCapability = "ReportsEffectiveConfig"
+	// OpAMPBridgeCapabilityReportsOwnTraces reports the bridge's own traces.
+	OpAMPBridgeCapabilityReportsOwnTraces OpAMPBridgeCapability = "ReportsOwnTraces"
+	// OpAMPBridgeCapabilityReportsOwnMetrics reports the bridge's own metrics.
+	OpAMPBridgeCapabilityReportsOwnMetrics OpAMPBridgeCapability = "ReportsOwnMetrics"
+	// OpAMPBridgeCapabilityReportsOwnLogs reports the bridge's own logs.
+	OpAMPBridgeCapabilityReportsOwnLogs OpAMPBridgeCapability = "ReportsOwnLogs"
+	// OpAMPBridgeCapabilityAcceptsOpAMPConnectionSettings accepts new OpAMP connection settings.
+	OpAMPBridgeCapabilityAcceptsOpAMPConnectionSettings OpAMPBridgeCapability = "AcceptsOpAMPConnectionSettings"
+	// OpAMPBridgeCapabilityAcceptsOtherConnectionSettings accepts other connection settings.
+	OpAMPBridgeCapabilityAcceptsOtherConnectionSettings OpAMPBridgeCapability = "AcceptsOtherConnectionSettings"
+	// OpAMPBridgeCapabilityAcceptsRestartCommand accepts restart commands.
+	OpAMPBridgeCapabilityAcceptsRestartCommand OpAMPBridgeCapability = "AcceptsRestartCommand"
+	// OpAMPBridgeCapabilityReportsHealth reports the collectors' health.
+	OpAMPBridgeCapabilityReportsHealth OpAMPBridgeCapability = "ReportsHealth"
+	// OpAMPBridgeCapabilityReportsRemoteConfig reports the status of remote configurations.
+	OpAMPBridgeCapabilityReportsRemoteConfig OpAMPBridgeCapability = "ReportsRemoteConfig"
+)
