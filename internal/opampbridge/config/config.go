@@ -1,0 +1,191 @@
+// Package config loads the OpAMP bridge's settings: upstream's command-line flags and its
+// remoteconfiguration.yaml file format, merged with the same precedence (flag defaults, then the file
+// after environment expansion, then flags given on the command line), and validated with errors that
+// name the offending field.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Defaults, as upstream's.
+const (
+	DefaultConfigFilePath    = "/conf/remoteconfiguration.yaml"
+	DefaultListenAddr        = ":8080"
+	DefaultHealthListenAddr  = ":8081"
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultName              = "opamp-bridge"
+	// DefaultMaxMessageBytes is the largest OpAMP message the proxy accepts (the spec recommends 64 MiB).
+	DefaultMaxMessageBytes = 64 << 20
+)
+
+// Mode says where the bridge finds the collectors it reports on.
+type Mode string
+
+// Modes.
+const (
+	// ModeOperator manages OpenTelemetryCollector resources (the default).
+	ModeOperator Mode = "operator"
+	// ModeStandalone manages plain ConfigMaps; this implementation does not support it yet.
+	ModeStandalone Mode = "standalone"
+)
+
+// TLS are the client's TLS options for the OpAMP server connection.
+type TLS struct {
+	// Insecure disables TLS (plain ws:// or http://).
+	Insecure bool `yaml:"insecure,omitempty"`
+	// InsecureSkipVerify keeps TLS but does not verify the server certificate.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty"`
+	// CAFile is a PEM bundle used to verify the server instead of the system roots.
+	CAFile string `yaml:"ca_file,omitempty"`
+	// CertFile and KeyFile are a client certificate for mutual TLS.
+	CertFile string `yaml:"cert_file,omitempty"`
+	// KeyFile is the client certificate's private key.
+	KeyFile string `yaml:"key_file,omitempty"`
+}
+
+// Proxy is an explicit HTTP proxy used for the OpAMP server connection only.
+type Proxy struct {
+	// URL of the proxy.
+	URL string `yaml:"url,omitempty"`
+	// Headers sent to the proxy on CONNECT.
+	Headers map[string]string `yaml:"headers,omitempty"`
+}
+
+// AgentDescription adds attributes to the bridge's agent description.
+type AgentDescription struct {
+	// NonIdentifyingAttributes are added to the description's non-identifying attributes.
+	NonIdentifyingAttributes map[string]string `yaml:"non_identifying_attributes,omitempty"`
+}
+
+// ProxyServer configures the bridge's own OpAMP server, which collectors' opamp extensions connect
+// to. Upstream has no such block: its proxy is always plain and unauthenticated.
+type ProxyServer struct {
+	// CertFile and KeyFile enable TLS on the proxy.
+	CertFile string `yaml:"cert_file,omitempty"`
+	// KeyFile is the proxy certificate's private key.
+	KeyFile string `yaml:"key_file,omitempty"`
+	// BearerTokenFile, when set, makes the proxy require "Authorization: Bearer <token>".
+	BearerTokenFile string `yaml:"bearerTokenFile,omitempty"`
+	// MaxMessageBytes bounds one incoming OpAMP message; 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int64 `yaml:"maxMessageBytes,omitempty"`
+}
+
+// Config is the bridge's configuration. YAML keys are upstream's.
+type Config struct {
+	Endpoint           string              `yaml:"endpoint"`
+	TLS                TLS                 `yaml:"tls,omitempty"`
+	Headers            map[string]string   `yaml:"headers,omitempty"`
+	Proxy              *Proxy              `yaml:"proxy,omitempty"`
+	Capabilities       map[string]bool     `yaml:"capabilities"`
+	ComponentsAllowed  map[string][]string `yaml:"componentsAllowed,omitempty"`
+	HeartbeatInterval  time.Duration       `yaml:"heartbeatInterval,omitempty"`
+	Name               string              `yaml:"name,omitempty"`
+	Description        AgentDescription    `yaml:"description,omitempty"`
+	ListenAddr         string              `yaml:"listenAddr,omitempty"`
+	HealthListenAddr   string              `yaml:"healthListenAddr,omitempty"`
+	KubeConfigFilePath string              `yaml:"kubeConfigFilePath,omitempty"`
+	Mode               Mode                `yaml:"mode,omitempty"`
+	ProxyServer        ProxyServer         `yaml:"proxyServer,omitempty"`
+
+	// Namespace is where the bridge keeps its identity ConfigMap and its leader-election Lease
+	// (from OTELCOL_NAMESPACE or POD_NAMESPACE; not part of the file).
+	Namespace string `yaml:"-"`
+	// LeaderElection lets several replicas run; only the Lease holder connects and applies.
+	LeaderElection bool `yaml:"-"`
+	// ConfigFilePath is where the file was read from.
+	ConfigFilePath string `yaml:"-"`
+}
+
+// componentKinds are the sections of a collector config that componentsAllowed may restrict.
+var componentKinds = map[string]bool{"receivers": true, "processors": true, "exporters": true, "connectors": true, "extensions": true}
+
+// Validate reports every problem in c at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if strings.TrimSpace(c.Endpoint) == "" {
+		errs = append(errs, errors.New("endpoint: the OpAMP server endpoint is not specified"))
+	} else if u, err := url.Parse(c.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("endpoint: %w", err))
+	} else if !map[string]bool{"ws": true, "wss": true, "http": true, "https": true}[u.Scheme] || u.Host == "" {
+		errs = append(errs, fmt.Errorf("endpoint %q: want ws://, wss://, http:// or https://host[:port]/path", c.Endpoint))
+	}
+	if c.TLS.Insecure && c.TLS.InsecureSkipVerify {
+		errs = append(errs, errors.New("tls: insecure and insecure_skip_verify are mutually exclusive"))
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		errs = append(errs, errors.New("tls: cert_file and key_file must be set together"))
+	}
+	if len(c.Capabilities) == 0 {
+		errs = append(errs, errors.New("capabilities: none specified"))
+	}
+	if _, err := c.AgentCapabilities(); err != nil {
+		errs = append(errs, err)
+	}
+	for kind := range c.ComponentsAllowed {
+		if !componentKinds[kind] {
+			errs = append(errs, fmt.Errorf("componentsAllowed.%s: unknown section (want receivers, processors, exporters, connectors or extensions)", kind))
+		}
+	}
+	if c.HeartbeatInterval < 0 {
+		errs = append(errs, fmt.Errorf("heartbeatInterval: %s is negative", c.HeartbeatInterval))
+	}
+	if msgs := validation.IsDNS1123Label(c.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("name %q: %s", c.Name, strings.Join(msgs, "; ")))
+	}
+	switch c.Mode {
+	case ModeOperator:
+	case ModeStandalone:
+		errs = append(errs, errors.New("mode: standalone is not supported by this bridge; use operator"))
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: want operator", c.Mode))
+	}
+	if c.Proxy != nil && c.Proxy.URL != "" {
+		if _, err := url.Parse(c.Proxy.URL); err != nil {
+			errs = append(errs, fmt.Errorf("proxy.url: %w", err))
+		}
+	}
+	if (c.ProxyServer.CertFile == "") != (c.ProxyServer.KeyFile == "") {
+		errs = append(errs, errors.New("proxyServer: cert_file and key_file must be set together"))
+	}
+	if c.ProxyServer.MaxMessageBytes < 0 {
+		errs = append(errs, errors.New("proxyServer.maxMessageBytes: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// AgentCapabilities turns the capability map into protocol bits. ReportsStatus is always set, as
+// the protocol requires. Names are the protocol's without the "AgentCapabilities_" prefix.
+func (c *Config) AgentCapabilities() (protobufs.AgentCapabilities, error) {
+	caps := protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus
+	var errs []error
+	for name, on := range c.Capabilities {
+		v, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]
+		if !ok || name == "Unspecified" {
+			errs = append(errs, fmt.Errorf("capabilities.%s: unknown capability", name))
+			continue
+		}
+		if on {
+			caps |= protobufs.AgentCapabilities(v)
+		}
+	}
+	return caps, errors.Join(errs...)
+}
+
+// HasCapability reports whether the named capability is enabled.
+func (c *Config) HasCapability(name string) bool { return name == "ReportsStatus" || c.Capabilities[name] }
+
+// MaxMessageBytes is the proxy's message size limit.
+func (c *Config) MaxMessageBytes() int64 {
+	if c.ProxyServer.MaxMessageBytes == 0 {
+		return DefaultMaxMessageBytes
+	}
+	return c.ProxyServer.MaxMessageBytes
+}
