@@ -179,9 +179,9 @@ func hubFull() *v1beta1.OpenTelemetryCollector {
 
 func TestAlphaRoundTrip(t *testing.T) {
 	tests := map[string]*OpenTelemetryCollector{
-		"full":    alphaFull(),
-		"minimal": {ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: OpenTelemetryCollectorSpec{Config: simpleConfig}},
-		"empty":   {},
+		"full":                                   alphaFull(),
+		"minimal":                                {ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: OpenTelemetryCollectorSpec{Config: simpleConfig}},
+		"empty":                                  {},
 		"autoscaler from deprecated fields only": {Spec: OpenTelemetryCollectorSpec{MaxReplicas: ptr.To[int32](3)}},
 	}
 	for name, in := range tests {
