@@ -210,6 +210,17 @@ func (v *validator) ports() {
 		}
 	}
 	all := v.c.portOrigins(KindReceiver, KindExporter, KindExtension)
+	// The component defined first (by kind, then id) keeps a contested port; later ones are reported.
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.comp.Kind != b.comp.Kind {
+			return a.comp.Kind < b.comp.Kind
+		}
+		if a.comp.ID != b.comp.ID {
+			return a.comp.ID < b.comp.ID
+		}
+		return a.path.String() < b.path.String()
+	})
 	byKey := map[portKey]portOrigin{}
 	byName := map[string]portOrigin{}
 	for _, o := range all {
