@@ -1,0 +1,182 @@
+package flux
+
+import (
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
+)
+
+// HelmChartLayer is the media type of a Helm chart layer in an OCI artifact.
+const HelmChartLayer = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
+// Mount points in the operator container of the workload release.
+const (
+	// CPAccessMountPath is where the control-plane kubeconfig and token are mounted. The whole
+	// Secret is mounted (no subPath), so the kubelet refreshes the files when the token rotates.
+	CPAccessMountPath = "/var/run/secrets/otel-operator/cp"
+	// CABundleMountPath is where the CA bundle ConfigMap is mounted; SSL_CERT_DIR points here.
+	CABundleMountPath = "/etc/ssl/otel-operator-ca"
+	// KubeconfigKey and TokenKey are the keys of the control-plane access Secret.
+	KubeconfigKey = "kubeconfig"
+	// TokenKey holds the current ServiceAccount token; the kubeconfig reads it as a tokenFile.
+	TokenKey = "token"
+	// CAKey holds the control plane's serving CA.
+	CAKey = "ca.crt"
+	// CABundleFile is the file name of the CA bundle in CABundleMountPath.
+	CABundleFile = "ca-bundle.crt"
+)
+
+// Inputs are the resolved facts the Flux objects are built from.
+type Inputs struct {
+	// Name of the OtelOperator (= control plane name); Flux objects are named after it.
+	Name string
+	// PlatformNamespace is the tenant namespace (mcp--<uuid>) in the platform cluster.
+	PlatformNamespace string
+	// InstanceID is instance.ID of the OtelOperator.
+	InstanceID string
+	// Version is the chart tag.
+	Version string
+	// ChartURL is the OCI URL of the chart.
+	ChartURL string
+	// ChartPullSecret is the platform copy of the chart pull secret, empty for none.
+	ChartPullSecret string
+	// Interval is the Flux reconcile interval (the provider's poll interval).
+	Interval time.Duration
+	// CPKubeconfigSecret is the AccessRequest Secret for the control plane, in PlatformNamespace.
+	CPKubeconfigSecret string
+	// WorkloadKubeconfigSecret is the AccessRequest Secret for the workload cluster.
+	WorkloadKubeconfigSecret string
+	// Values are the user's Helm values of the version.
+	Values map[string]any
+	// PullSecrets are the image pull secrets copied into the workload namespace.
+	PullSecrets []string
+	// CABundle says whether a CA bundle ConfigMap is copied and must be mounted.
+	CABundle bool
+}
+
+// OCIRepository builds the chart source.
+func OCIRepository(in Inputs) *sourcev1.OCIRepository {
+	repo := &sourcev1.OCIRepository{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+		ObjectMeta: objectMeta(instance.OCIRepositoryName(in.Name), in),
+		Spec: sourcev1.OCIRepositorySpec{
+			URL:           in.ChartURL,
+			Reference:     &sourcev1.OCIRepositoryRef{Tag: in.Version},
+			LayerSelector: &sourcev1.OCILayerSelector{MediaType: HelmChartLayer, Operation: sourcev1.OCILayerExtract},
+			Interval:      metav1.Duration{Duration: in.Interval},
+		},
+	}
+	if in.ChartPullSecret != "" {
+		repo.Spec.SecretRef = &meta.LocalObjectReference{Name: in.ChartPullSecret}
+	}
+	return repo
+}
+
+// CRDsRelease builds the release that installs only the CRDs into the control plane. Its uninstall
+// orphans what it installed, so deleting it never deletes the CRDs and with them the users' objects.
+func CRDsRelease(in Inputs) *helmv2.HelmRelease {
+	hr := release(instance.CRDsReleaseName(in.Name), in, in.CPKubeconfigSecret, instance.CPNamespace)
+	hr.Spec.Values = toJSON(CRDsValues())
+	hr.Spec.Uninstall = &helmv2.Uninstall{DeletionPropagation: ptr.To("orphan"), KeepHistory: false}
+	return hr
+}
+
+// WorkloadRelease builds the release that installs only the operator into the workload namespace,
+// after the CRDs release, with a post-renderer that points the operator at the control plane.
+func WorkloadRelease(in Inputs) *helmv2.HelmRelease {
+	hr := release(instance.WorkloadReleaseName(in.Name), in, in.WorkloadKubeconfigSecret, instance.WorkloadNamespace(in.InstanceID))
+	hr.Spec.Values = toJSON(WorkloadValues(in.Values, in.PullSecrets))
+	hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: instance.CRDsReleaseName(in.Name)}}
+	hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{{
+		Patch: OperatorPatch(in.CABundle),
+		Target: &kustomize.Selector{
+			Group: "apps", Version: "v1", Kind: "Deployment",
+			LabelSelector: "app.kubernetes.io/name=opentelemetry-operator",
+		},
+	}}}}}
+	return hr
+}
+
+func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *helmv2.HelmRelease {
+	return &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: objectMeta(name, in),
+		Spec: helmv2.HelmReleaseSpec{
+			ChartRef: &helmv2.CrossNamespaceSourceReference{
+				Kind: sourcev1.OCIRepositoryKind,
+				Name: instance.OCIRepositoryName(in.Name),
+			},
+			Interval:         metav1.Duration{Duration: in.Interval},
+			KubeConfig:       &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: kubeconfigSecret, Key: "kubeconfig"}},
+			ReleaseName:      name,
+			TargetNamespace:  targetNamespace,
+			StorageNamespace: targetNamespace,
+			Install: &helmv2.Install{
+				CRDs:                    helmv2.Create,
+				CreateNamespace:         true,
+				DisableSchemaValidation: true,
+				Remediation:             &helmv2.InstallRemediation{Retries: 3},
+			},
+			Upgrade: &helmv2.Upgrade{
+				CRDs:                    helmv2.CreateReplace,
+				DisableSchemaValidation: true,
+				Remediation:             &helmv2.UpgradeRemediation{Retries: 3},
+			},
+		},
+	}
+}
+
+// OperatorPatch is the strategic-merge patch for the operator Deployment: it mounts the
+// control-plane access Secret and sets KUBECONFIG, so the operator watches the control plane, and
+// with a CA bundle mounts it and adds it to SSL_CERT_DIR.
+func OperatorPatch(caBundle bool) string {
+	env := fmt.Sprintf(`        - name: KUBECONFIG
+          value: %s/%s
+`, CPAccessMountPath, KubeconfigKey)
+	mounts := fmt.Sprintf(`        - name: otel-operator-cp-access
+          mountPath: %s
+          readOnly: true
+`, CPAccessMountPath)
+	volumes := fmt.Sprintf(`      - name: otel-operator-cp-access
+        secret:
+          secretName: %s
+`, instance.CPAccessSecret)
+	if caBundle {
+		env += fmt.Sprintf(`        - name: SSL_CERT_DIR
+          value: /etc/ssl/certs:%s
+`, CABundleMountPath)
+		mounts += fmt.Sprintf(`        - name: otel-operator-ca-bundle
+          mountPath: %s
+          readOnly: true
+`, CABundleMountPath)
+		volumes += fmt.Sprintf(`      - name: otel-operator-ca-bundle
+        configMap:
+          name: %s
+`, instance.CABundleConfigMap)
+	}
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: opentelemetry-operator
+spec:
+  template:
+    spec:
+      containers:
+      - name: manager
+        env:
+` + env + `        volumeMounts:
+` + mounts + `      volumes:
+` + volumes
+}
+
+func objectMeta(name string, in Inputs) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: in.PlatformNamespace, Labels: instance.Labels(in.InstanceID)}
+}

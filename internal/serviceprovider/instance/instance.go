@@ -1,0 +1,61 @@
+// Package instance names the objects that belong to one OtelOperator: its stable ID, the workload
+// namespace, and the names of the copied secrets and Flux objects.
+package instance
+
+import (
+	"crypto/sha1" //nolint:gosec // a stable name, not a security boundary.
+	"encoding/base32"
+	"strings"
+)
+
+// Fixed names used in every instance.
+const (
+	// CPNamespace is where the operator's ServiceAccount lives in the control plane.
+	CPNamespace = "opentelemetry-operator-system"
+	// CPServiceAccount is the control-plane identity of the workload operator.
+	CPServiceAccount = "otel-operator-server"
+	// CPClusterRole and CPClusterRoleBinding grant the workload operator its control-plane rights.
+	CPClusterRole = "otel-operator-server"
+	// CPClusterRoleBinding binds CPClusterRole to CPServiceAccount.
+	CPClusterRoleBinding = "otel-operator-server"
+	// CPAccessSecret is the workload Secret holding the kubeconfig and token for the control plane.
+	CPAccessSecret = "otel-operator-cp-access"
+	// CABundleConfigMap is the workload copy of the ProviderConfig's caBundleRef.
+	CABundleConfigMap = "otel-operator-ca-bundle"
+	// ManagedByLabel marks every object the provider manages.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of ManagedByLabel.
+	ManagedByValue = "service-provider-otel-operator"
+	// InstanceLabel carries the instance ID on managed objects.
+	InstanceLabel = "oteloperator.services.open-control-plane.io/instance-id"
+	// SourceLabel on a copied Secret or ConfigMap names its source in the provider's namespace.
+	SourceLabel = "oteloperator.services.open-control-plane.io/source"
+)
+
+// ID is the stable, DNS-label-safe identifier of the OtelOperator namespace/name: the lower-case
+// base32 (no padding) of its SHA-1, 32 characters.
+func ID(namespace, name string) string {
+	sum := sha1.Sum([]byte(namespace + "/" + name)) //nolint:gosec // naming only.
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))
+}
+
+// WorkloadNamespace is the namespace in the workload cluster where the operator of the instance
+// runs and its pull secrets, CA bundle and control-plane access secret are copied.
+func WorkloadNamespace(id string) string { return "otel-operator-" + id }
+
+// OCIRepositoryName is the name of the chart source in the platform namespace.
+func OCIRepositoryName(name string) string { return name }
+
+// CRDsReleaseName is the HelmRelease installing the CRDs into the control plane.
+func CRDsReleaseName(name string) string { return name + "-crds" }
+
+// WorkloadReleaseName is the HelmRelease installing the operator into the workload cluster.
+func WorkloadReleaseName(name string) string { return name + "-workload" }
+
+// ChartPullSecretName is the platform copy of the version's chartPullSecret.
+func ChartPullSecretName(name string) string { return "sp-otelop-" + name }
+
+// Labels are the labels put on every managed object of the instance.
+func Labels(id string) map[string]string {
+	return map[string]string{ManagedByLabel: ManagedByValue, InstanceLabel: id}
+}
