@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/opampbridge/health"
 )
 
 // Pod labels the operator puts on collector pods.
@@ -224,4 +225,21 @@ func Render(col *v1beta1.OpenTelemetryCollector) ([]byte, error) {
 	cp.APIVersion = v1beta1.GroupVersion.String()
 	cp.Kind = "OpenTelemetryCollector"
 	return yaml.Marshal(cp)
+}
+
+// HealthInput lists the collectors with their pods, for the health tree.
+func (c *Client) HealthInput(ctx context.Context) ([]health.Collector, error) {
+	cols, err := c.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]health.Collector, 0, len(cols))
+	for _, col := range cols {
+		pods, err := c.Pods(ctx, col)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, health.Collector{Key: col.Namespace + "/" + col.Name, StatusReplicas: col.Status.Scale.StatusReplicas, Pods: pods})
+	}
+	return out, nil
 }

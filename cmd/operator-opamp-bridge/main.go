@@ -1,0 +1,50 @@
+// Command operator-opamp-bridge connects OpenTelemetryCollector resources to an OpAMP server: it
+// reports the collectors labelled for it, applies the server's configuration to them and proxies
+// the collectors' own opamp extension. Flags and the configuration file are upstream's.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelop/otelop/internal/opampbridge/bridge"
+	"github.com/otelop/otelop/internal/opampbridge/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.0.0-dev"
+
+func main() {
+	fs := config.NewFlagSet()
+	zapOpts := zap.Options{}
+	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	fs.AddGoFlagSet(goFlags)
+	cfg, err := config.Load(fs, os.Args[1:], os.Getenv)
+	if errors.Is(err, pflag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.KubeConfigFilePath)
+	if err != nil {
+		log.Error(err, "building the Kubernetes client configuration")
+		os.Exit(1)
+	}
+	if err := bridge.Run(ctrl.SetupSignalHandler(), cfg, rc, bridge.Options{Logger: log, Version: version}); err != nil {
+		log.Error(err, "bridge exited with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/client/types"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+)
+
+// onMessage handles a ServerToAgent message the client passes on (it handles flags and identity
+// itself).
+func (a *Agent) onMessage(ctx context.Context, msg *types.MessageData) {
+	if a.opts.Recorder != nil {
+		a.opts.Recorder.MessageReceived()
+	}
+	if msg.RemoteConfig == nil || !a.has(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig) {
+		return
+	}
+	st, changed := a.ApplyRemoteConfig(ctx, msg.RemoteConfig)
+	if !changed {
+		return // Same hash: nothing changed, so nothing is sent (OpAMP forbids status after a no-op).
+	}
+	if a.has(protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig) {
+		if err := a.client.SetRemoteConfigStatus(st); err != nil {
+			a.log.Error(err, "sending the remote configuration status")
+		}
+	}
+	if a.opts.Store != nil {
+		if err := a.opts.Store.SaveRemoteConfigStatus(ctx, st); err != nil {
+			a.log.Error(err, "saving the remote configuration status")
+		}
+	}
+}
+
+// ApplyRemoteConfig applies a remote configuration unless its hash is the last one handled. It
+// returns the status and whether anything was done.
+func (a *Agent) ApplyRemoteConfig(ctx context.Context, rc *protobufs.AgentRemoteConfig) (*protobufs.RemoteConfigStatus, bool) {
+	hash := rc.GetConfigHash()
+	if hash == nil {
+		hash = []byte{}
+	}
+	a.mu.Lock()
+	last := a.lastStatus
+	a.mu.Unlock()
+	if last != nil && len(hash) > 0 && bytes.Equal(last.GetLastRemoteConfigHash(), hash) {
+		return last, false
+	}
+	files, err := a.collectorFiles(rc.GetConfig().GetConfigMap())
+	if err == nil {
+		started := time.Now()
+		err = a.opts.Collectors.ApplyAll(ctx, files)
+		if a.opts.Recorder != nil {
+			a.opts.Recorder.ConfigApplied(err == nil, len(files), time.Since(started))
+		}
+	}
+	st := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
+	if err != nil {
+		st.Status = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED
+		st.ErrorMessage = err.Error()
+		a.log.Info("remote configuration failed", "hash", fmt.Sprintf("%x", hash), "error", err.Error())
+	} else {
+		a.log.Info("remote configuration applied", "hash", fmt.Sprintf("%x", hash), "collectors", len(files))
+	}
+	a.mu.Lock()
+	a.lastStatus = st
+	a.mu.Unlock()
+	return st, true
+}
+
+// collectorFiles keeps the "namespace/name" files. Keys that are instance UIDs name proxied
+// agents' own files (servers may echo the effective configuration back) and are skipped.
+func (a *Agent) collectorFiles(in map[string]*protobufs.AgentConfigFile) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(in))
+	var bad []string
+	for k, f := range in {
+		switch {
+		case strings.Contains(k, "/"):
+			out[k] = f.GetBody()
+		case a.isProxiedAgent(k):
+		default:
+			bad = append(bad, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, fmt.Errorf("keys %s: want namespace/name", strings.Join(bad, ", "))
+	}
+	return out, nil
+}
+
+func (a *Agent) isProxiedAgent(key string) bool {
+	if _, err := uuid.Parse(key); err == nil {
+		return true
+	}
+	if a.opts.Proxy == nil {
+		return false
+	}
+	for _, p := range a.opts.Proxy.Agents() {
+		if p.UID == key {
+			return true
+		}
+	}
+	return false
+}
+
+// onCommand handles server commands; only restart exists.
+func (a *Agent) onCommand(ctx context.Context, cmd *protobufs.ServerToAgentCommand) error {
+	if cmd.GetType() != protobufs.CommandType_CommandType_Restart {
+		return fmt.Errorf("unsupported command %s", cmd.GetType())
+	}
+	keys, err := a.opts.Collectors.Restart(ctx, time.Now())
+	a.log.Info("restart command handled", "restarted", len(keys))
+	return err
+}
+
+// effectiveConfig is the GetEffectiveConfig callback: the collectors' files plus each proxied
+// agent's own file keyed by its UID.
+func (a *Agent) effectiveConfig(ctx context.Context) (*protobufs.EffectiveConfig, error) {
+	files, err := a.opts.Collectors.EffectiveConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]*protobufs.AgentConfigFile, len(files))
+	for k, body := range files {
+		m[k] = &protobufs.AgentConfigFile{Body: body, ContentType: ContentType}
+	}
+	if a.opts.Proxy != nil {
+		for _, p := range a.opts.Proxy.Agents() {
+			if p.EffectiveConfig != nil {
+				m[p.UID] = p.EffectiveConfig
+			}
+		}
+	}
+	return &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{ConfigMap: m}}, nil
+}
+
+// effectiveConfigChanged reports whether the effective configuration differs from the last one
+// seen, and remembers it.
+func (a *Agent) effectiveConfigChanged(ctx context.Context) (bool, error) {
+	ec, err := a.effectiveConfig(ctx)
+	if err != nil {
+		return false, err
+	}
+	fp := fingerprint(ec.GetConfigMap().GetConfigMap())
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if bytes.Equal(fp, a.lastConfig) {
+		return false, nil
+	}
+	a.lastConfig = fp
+	return true, nil
+}
+
+func fingerprint(m map[string]*protobufs.AgentConfigFile) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(m[k].GetBody()))
+		h.Write(m[k].GetBody())
+		h.Write([]byte(m[k].GetContentType()))
+	}
+	return h.Sum(nil)
+}
+
+func protoEqual(a, b proto.Message) bool { return proto.Equal(a, b) }
+
+func sortKV(kvs []*protobufs.KeyValue) {
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+}
+
+// logAdapter routes opamp-go's logging to logr.
+type logAdapter struct{ l logr.Logger }
+
+func (l logAdapter) Debugf(_ context.Context, format string, v ...any) {
+	l.l.V(1).Info(fmt.Sprintf(format, v...))
+}
+
+func (l logAdapter) Errorf(_ context.Context, format string, v ...any) {
+	l.l.Info(fmt.Sprintf(format, v...), "source", "opamp-go")
+}

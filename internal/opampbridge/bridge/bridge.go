@@ -1,0 +1,192 @@
+// Package bridge wires the OpAMP bridge together: health and metrics endpoints, the proxy server
+// for collectors, the collector informers, the persisted identity, optional Lease-based leader
+// election, and the OpAMP agent. cmd/operator-opamp-bridge and the end-to-end tests both call Run.
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/opampbridge/agent"
+	"github.com/otelop/otelop/internal/opampbridge/collectors"
+	"github.com/otelop/otelop/internal/opampbridge/config"
+	"github.com/otelop/otelop/internal/opampbridge/identity"
+	"github.com/otelop/otelop/internal/opampbridge/metrics"
+	"github.com/otelop/otelop/internal/opampbridge/proxy"
+)
+
+// Options are what Run needs besides the configuration.
+type Options struct {
+	Logger  logr.Logger
+	Version string
+	// Listening, if set, is told the proxy's and the health server's actual addresses.
+	Listening func(proxyAddr, healthAddr string)
+	// Lease timings for leader election; zero values mean 15s, 10s and 2s.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// OnConnect is passed to the agent (tests).
+	OnConnect func()
+}
+
+// Scheme returns the scheme the bridge uses: client-go's kinds plus OpenTelemetryCollector.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LeaseName is the leader-election Lease of the bridge called bridgeName.
+func LeaseName(bridgeName string) string { return bridgeName + "-opamp-bridge" }
+
+// Run runs the bridge until ctx ends (nil error) or something fails. With leader election, losing
+// the Lease is an error: the process should exit and restart as a standby.
+func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options) error {
+	log := opts.Logger
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	kube, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	cols, err := collectors.New(rc, scheme, collectors.Options{
+		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
+	})
+	if err != nil {
+		return err
+	}
+	proxyTLS, err := cfg.ProxyServerTLS()
+	if err != nil {
+		return err
+	}
+	token, err := cfg.ProxyServerToken()
+	if err != nil {
+		return err
+	}
+	px, err := proxy.Start(proxy.Options{Addr: cfg.ListenAddr, TLS: proxyTLS, BearerToken: token,
+		MaxMessageBytes: cfg.MaxMessageBytes(), Logger: log.WithName("proxy")})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = px.Stop(stopCtx)
+	}()
+	m := metrics.New(func() int { return len(px.Agents()) })
+	healthLn, err := net.Listen("tcp", cfg.HealthListenAddr)
+	if err != nil {
+		return fmt.Errorf("health: listening on %s: %w", cfg.HealthListenAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("/metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(healthLn) }()
+	defer func() { _ = hs.Close() }()
+	if opts.Listening != nil {
+		opts.Listening(px.Addr(), healthLn.Addr().String())
+	}
+	if err := cols.Start(ctx); err != nil {
+		return err
+	}
+	lead := func(ctx context.Context) error {
+		store := identity.New(kube, cfg.Namespace, cfg.Name)
+		st, err := store.Load(ctx)
+		if err != nil {
+			return err
+		}
+		log.Info("starting the OpAMP agent", "instanceUID", st.UID.String(), "endpoint", cfg.Endpoint)
+		a, err := agent.New(agent.Options{
+			Config: cfg, UID: st.UID, RemoteConfigStatus: st.RemoteConfigStatus,
+			Collectors: cols, Proxy: px, Store: store, Recorder: m,
+			Logger: log.WithName("agent"), Version: opts.Version, OnConnect: opts.OnConnect,
+		})
+		if err != nil {
+			return err
+		}
+		return a.Run(ctx)
+	}
+	if !cfg.LeaderElection {
+		return lead(ctx)
+	}
+	return runElected(ctx, cfg, rc, opts, lead)
+}
+
+func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options, lead func(context.Context) error) error {
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	id := host + "_" + uuid.NewString()
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metaFor(cfg.Namespace, LeaseName(cfg.Name)),
+		Client:     cs.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	or := func(d, def time.Duration) time.Duration {
+		if d == 0 {
+			return def
+		}
+		return d
+	}
+	errc := make(chan error, 1)
+	lost := make(chan struct{})
+	leCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   or(opts.LeaseDuration, 15*time.Second),
+		RenewDeadline:   or(opts.RenewDeadline, 10*time.Second),
+		RetryPeriod:     or(opts.RetryPeriod, 2*time.Second),
+		ReleaseOnCancel: true,
+		Name:            LeaseName(cfg.Name),
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				opts.Logger.Info("became the leader", "identity", id)
+				errc <- lead(ctx)
+				cancel()
+			},
+			OnStoppedLeading: func() { close(lost) },
+		},
+	})
+	if err != nil {
+		return err
+	}
+	opts.Logger.Info("standing by for the leader-election Lease", "lease", LeaseName(cfg.Name), "identity", id)
+	le.Run(leCtx)
+	select {
+	case err := <-errc:
+		if err != nil {
+			return err
+		}
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	<-lost
+	return errors.New("lost the leader-election Lease")
+}

@@ -1,0 +1,119 @@
+// Package identity keeps the bridge's OpAMP identity across restarts and replicas: its instance
+// UID (a UUIDv7 made once) and the last remote configuration status, in a ConfigMap in the
+// bridge's namespace. Upstream makes a new UID at every start, so each restart looks like a new
+// agent to the server and the last applied hash is forgotten.
+package identity
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Data keys of the ConfigMap.
+const (
+	keyUID    = "instanceUID"
+	keyHash   = "lastRemoteConfigHash"
+	keyStatus = "lastRemoteConfigStatus"
+	keyError  = "lastRemoteConfigError"
+	// FieldManager is the field manager used for the ConfigMap.
+	FieldManager = "operator-opamp-bridge"
+)
+
+// Store reads and writes the identity ConfigMap.
+type Store struct {
+	c         client.Client
+	namespace string
+	name      string
+}
+
+// ConfigMapName is the name of the identity ConfigMap of the bridge called bridgeName.
+func ConfigMapName(bridgeName string) string { return bridgeName + "-opamp-bridge-identity" }
+
+// New returns a Store for the bridge bridgeName in namespace.
+func New(c client.Client, namespace, bridgeName string) *Store {
+	return &Store{c: c, namespace: namespace, name: ConfigMapName(bridgeName)}
+}
+
+// State is what the store holds.
+type State struct {
+	// UID is the agent's instance UID.
+	UID uuid.UUID
+	// RemoteConfigStatus is the last status reported, or nil.
+	RemoteConfigStatus *protobufs.RemoteConfigStatus
+}
+
+// Load returns the stored state, creating the ConfigMap with a new UUIDv7 on first use. Replicas
+// that race to create it end up with the same UID.
+func (s *Store) Load(ctx context.Context) (State, error) {
+	for range 3 {
+		var cm corev1.ConfigMap
+		err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.name}, &cm)
+		if err == nil {
+			return decode(&cm)
+		}
+		if !apierrors.IsNotFound(err) {
+			return State{}, fmt.Errorf("reading ConfigMap %s/%s: %w", s.namespace, s.name, err)
+		}
+		uid, err := uuid.NewV7()
+		if err != nil {
+			return State{}, err
+		}
+		cm = corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Labels: map[string]string{
+				"app.kubernetes.io/managed-by": "operator-opamp-bridge",
+			}},
+			Data: map[string]string{keyUID: uid.String()},
+		}
+		err = s.c.Create(ctx, &cm, client.FieldOwner(FieldManager))
+		if err == nil {
+			return State{UID: uid}, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return State{}, fmt.Errorf("creating ConfigMap %s/%s: %w", s.namespace, s.name, err)
+		}
+	}
+	return State{}, fmt.Errorf("ConfigMap %s/%s: could not create or read it", s.namespace, s.name)
+}
+
+func decode(cm *corev1.ConfigMap) (State, error) {
+	uid, err := uuid.Parse(cm.Data[keyUID])
+	if err != nil {
+		return State{}, fmt.Errorf("ConfigMap %s/%s: %s: %w", cm.Namespace, cm.Name, keyUID, err)
+	}
+	st := State{UID: uid}
+	if h := cm.Data[keyHash]; h != "" {
+		hash, err := hex.DecodeString(h)
+		if err == nil {
+			st.RemoteConfigStatus = &protobufs.RemoteConfigStatus{
+				LastRemoteConfigHash: hash,
+				Status:               protobufs.RemoteConfigStatuses(protobufs.RemoteConfigStatuses_value[cm.Data[keyStatus]]),
+				ErrorMessage:         cm.Data[keyError],
+			}
+		}
+	}
+	return st, nil
+}
+
+// SaveRemoteConfigStatus records the last remote configuration status (server-side apply of the
+// three status keys only).
+func (s *Store) SaveRemoteConfigStatus(ctx context.Context, st *protobufs.RemoteConfigStatus) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": s.name, "namespace": s.namespace},
+		"data": map[string]any{
+			keyHash:   hex.EncodeToString(st.GetLastRemoteConfigHash()),
+			keyStatus: st.GetStatus().String(),
+			keyError:  st.GetErrorMessage(),
+		},
+	}}
+	return s.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager+"-status"), client.ForceOwnership)
+}
