@@ -180,7 +180,9 @@ func (c *Config) AgentCapabilities() (protobufs.AgentCapabilities, error) {
 }
 
 // HasCapability reports whether the named capability is enabled.
-func (c *Config) HasCapability(name string) bool { return name == "ReportsStatus" || c.Capabilities[name] }
+func (c *Config) HasCapability(name string) bool {
+	return name == "ReportsStatus" || c.Capabilities[name]
+}
 
 // MaxMessageBytes is the proxy's message size limit.
 func (c *Config) MaxMessageBytes() int64 {

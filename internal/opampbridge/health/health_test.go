@@ -31,8 +31,8 @@ func TestTree(t *testing.T) {
 	}{
 		{name: "empty", wantRoot: []string{}},
 		{
-			name: "all pods running",
-			cols: []Collector{{Key: "ns/a", StatusReplicas: "2/2", Pods: []corev1.Pod{pod("a-1", corev1.PodRunning, true), pod("a-2", corev1.PodRunning, true)}}},
+			name:        "all pods running",
+			cols:        []Collector{{Key: "ns/a", StatusReplicas: "2/2", Pods: []corev1.Pod{pod("a-1", corev1.PodRunning, true), pod("a-2", corev1.PodRunning, true)}}},
 			wantRoot:    []string{"ns/a"},
 			wantHealthy: map[string]bool{"ns/a": true},
 			check: func(g *WithT, root *protobufs.ComponentHealth) {
