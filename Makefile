@@ -20,18 +20,19 @@ help: ## Show this help.
 
 .PHONY: run
 run: cluster-tools build ## Start a local simulated cluster, install CRDs, run the operator, apply the samples. Ctrl-C tears it down.
-	go run ./hack/simcluster run --operator bin/opentelemetry-operator --crds config/crd/bases --samples config/samples
+	bin/simcluster run --operator bin/opentelemetry-operator --crds config/crd/bases --samples config/samples
 
 .PHONY: test
 test: cluster-tools generate-check ## Build what is missing, then run every test: unit, envtest, simulated cluster, short fuzz runs.
 	go test $(GO_TEST_FLAGS) ./...
+	@if [ -f test/compat/go.mod ]; then echo "==> upstream API compatibility (test/compat)"; cd test/compat && go test $(GO_TEST_FLAGS) ./...; fi
 	$(MAKE) --no-print-directory fuzz
 
 ##@ Building
 
 .PHONY: build
-build: ## Build the binaries into bin/.
-	go build -o bin/ ./cmd/...
+build: ## Build the binaries (and the simcluster CLI) into bin/.
+	go build -o bin/ ./cmd/... ./hack/simcluster
 
 .PHONY: cluster-tools
 cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok from Go modules (only what is missing).
@@ -39,7 +40,8 @@ cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, 
 
 .PHONY: sim-up
 sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.
-	go run ./hack/simcluster up
+	go build -o bin/ ./hack/simcluster
+	bin/simcluster up
 
 ##@ Generated code
 

@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) error {
 		Cache:                         cacheOpts,
 	}
 	if o.EnableWebhooks {
-		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Port: o.WebhookPort})
+		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort})
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

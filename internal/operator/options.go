@@ -15,6 +15,7 @@ type Options struct {
 	MetricsSecure        bool
 	ProbeAddr            string
 	WebhookPort          int
+	WebhookHost          string
 	EnableLeaderElection bool
 	LeaderElectionID     string
 	LeaseDuration        time.Duration
@@ -50,6 +51,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Address the /healthz and /readyz endpoints bind to.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort,
 		"Port the admission and conversion webhook server listens on.")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost,
+		"Address the webhook server binds to; empty means all interfaces.")
 	fs.BoolVar(&o.EnableLeaderElection, "enable-leader-election", o.EnableLeaderElection,
 		"Elect a leader through a Lease so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID,

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/test/simcluster"
+)
+
+// runner adds the operator and the samples to a running cluster.
+type runner struct {
+	c        *simcluster.Cluster
+	operator *exec.Cmd
+	exited   chan struct{}
+}
+
+func (r *runner) run(ctx context.Context, operator, crds, samples string) error {
+	s := runtime.NewScheme()
+	_ = apiextensionsv1.AddToScheme(s)
+	cl, err := client.New(r.c.Config, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	n, err := installCRDs(ctx, cl, crds)
+	if err != nil {
+		return err
+	}
+	say("installed %d CRDs from %s", n, crds)
+	if err := r.startOperator(ctx, operator); err != nil {
+		return err
+	}
+	applied, err := applySamples(ctx, cl, samples)
+	if err != nil {
+		return err
+	}
+	say("applied %d sample resources from %s", applied, samples)
+	say("waiting a few seconds for the operator to act, then showing what exists")
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(8 * time.Second):
+	}
+	r.show(ctx)
+	return nil
+}
+
+// manifests reads every YAML document in the .yaml/.yml files of dir.
+func manifests(dir string) ([]*unstructured.Unstructured, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, e := range entries {
+		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			if len(u.Object) > 0 && u.GetKind() != "Kustomization" {
+				objs = append(objs, u)
+			}
+		}
+	}
+	return objs, nil
+}
+
+func installCRDs(ctx context.Context, cl client.Client, dir string) (int, error) {
+	objs, err := manifests(dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range objs {
+		if err := cl.Patch(ctx, o, client.Apply, client.FieldOwner("simcluster"), client.ForceOwnership); err != nil {
+			return 0, fmt.Errorf("installing CRD %s: %w", o.GetName(), err)
+		}
+	}
+	for _, o := range objs {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd); err != nil {
+				return false, nil
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("CRD %s not established: %w", o.GetName(), err)
+		}
+	}
+	return len(objs), nil
+}
+
+func applySamples(ctx context.Context, cl client.Client, dir string) (int, error) {
+	objs, err := manifests(dir)
+	if err != nil {
+		return 0, err
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return objs[i].GetName() < objs[j].GetName() })
+	applied := 0
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			o.SetNamespace("default")
+		}
+		// Retry briefly: the operator's webhooks may still be starting.
+		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err := cl.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("simcluster"), client.ForceOwnership)
+			if err != nil {
+				fmt.Printf("    %s %s: %v (retrying)\n", o.GetKind(), o.GetName(), err)
+			}
+			return err == nil, nil
+		})
+		if err != nil {
+			return applied, fmt.Errorf("applying sample %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		applied++
+	}
+	return applied, nil
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (r *runner) startOperator(ctx context.Context, bin string) error {
+	logPath := filepath.Join(r.c.Dir, "logs", "operator.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	probe := freeAddr()
+	_, webhookPort, _ := net.SplitHostPort(freeAddr())
+	cmd := exec.Command(bin, "--kubeconfig="+r.c.Kubeconfig, "--metrics-addr="+freeAddr(), "--metrics-secure=false",
+		"--health-probe-addr="+probe, "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the operator %s: %w", bin, err)
+	}
+	r.operator = cmd
+	say("operator started (pid %d); its log: %s", cmd.Process.Pid, logPath)
+	r.exited = make(chan struct{})
+	exited := r.exited
+	go func() { _ = cmd.Wait(); _ = f.Close(); close(exited) }()
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-exited:
+			return false, errors.New("the operator exited")
+		default:
+		}
+		resp, err := http.Get("http://" + probe + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		data, _ := os.ReadFile(logPath)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) > 30 {
+			lines = lines[len(lines)-30:]
+		}
+		return fmt.Errorf("operator not ready: %w\n--- last lines of %s ---\n%s", err, logPath, strings.Join(lines, "\n"))
+	}
+	say("operator ready (readyz on %s)", probe)
+	return nil
+}
+
+func (r *runner) stopOperator() {
+	if r.operator == nil || r.operator.Process == nil {
+		return
+	}
+	_ = r.operator.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		_ = r.operator.Process.Kill()
+		<-r.exited
+	}
+}
+
+// show prints the custom resources and what the operator generated, with kubectl.
+func (r *runner) show(ctx context.Context) {
+	kubectl := findKubectl()
+	for _, args := range [][]string{
+		{"get", "opentelemetrycollectors,instrumentations,opampbridges,targetallocators", "-A"},
+		{"get", "deployments,daemonsets,statefulsets,services,configmaps,serviceaccounts,pods", "-A", "-l", "app.kubernetes.io/managed-by=opentelemetry-operator"},
+	} {
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + r.c.Kubeconfig}, args...)...)
+		out, err := cmd.CombinedOutput()
+		say("kubectl %s", strings.Join(args, " "))
+		fmt.Println(strings.TrimRight(string(out), "\n"))
+		if err != nil {
+			fmt.Println("    (" + err.Error() + ")")
+		}
+	}
+}
+
+func findKubectl() string {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join("bin", "k8s", simcluster.K8sVersion)
+	}
+	if p := filepath.Join(dir, "kubectl"); fileExists(p) {
+		return p
+	}
+	return "kubectl"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
