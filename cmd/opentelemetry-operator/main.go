@@ -12,14 +12,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/otelop/otelop/internal/operator"
+	"github.com/otelop/otelop/internal/render"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		os.Exit(render.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	opts := operator.DefaultOptions()
 	fs := pflag.NewFlagSet("opentelemetry-operator", pflag.ExitOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "opentelemetry-operator manages OpenTelemetry collectors, instrumentation,\n"+
-			"OpAMP bridges and target allocators on Kubernetes.\n\nUsage:\n  opentelemetry-operator [flags]\n\nFlags:\n")
+			"OpAMP bridges and target allocators on Kubernetes.\n\nUsage:\n  opentelemetry-operator [flags]          run the manager\n"+
+			"  opentelemetry-operator render -h        print the objects a CR would produce, with no cluster\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	opts.BindFlags(fs)
