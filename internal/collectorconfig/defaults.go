@@ -95,16 +95,20 @@ func defaultComponent(s spec, v any) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		defaulted := map[string]any{}
+		// Check every protocol before changing any, so a bad one leaves the receiver untouched.
 		for proto, pv := range protocols {
-			def, known := findProtocol(s, proto)
+			_, known := findProtocol(s, proto)
 			pcfg, ok := objectOrEmpty(pv)
-			if !known || !ok || !defaultEndpoint(pcfg, def.port, true) {
+			_, ok1 := stringOrEmpty(pcfg["endpoint"])
+			_, ok2 := stringOrEmpty(pcfg["listen_address"])
+			if !known || !ok || !ok1 || !ok2 {
 				return nil, false
 			}
-			defaulted[proto] = pcfg
 		}
-		for proto, pcfg := range defaulted {
+		for proto, pv := range protocols {
+			def, _ := findProtocol(s, proto)
+			pcfg, _ := objectOrEmpty(pv)
+			defaultEndpoint(pcfg, def.port, true)
 			protocols[proto] = pcfg
 		}
 		cfg["protocols"] = protocols

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // maxPortNameLength is the longest name a container or Service port may have.
@@ -159,10 +158,29 @@ func singlePort(comp Component, def portDef, baseName string, cfg map[string]any
 // not a valid port name, it is "port-<number>" and renamed is true.
 func PortName(id string, port int32) (name string, renamed bool) {
 	candidate := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(id))
-	if len(id) > maxPortNameLength || len(utilvalidation.IsValidPortName(candidate)) > 0 {
+	if len(id) > maxPortNameLength || !validPortName(candidate) {
 		return "port-" + strconv.Itoa(int(port)), true
 	}
 	return candidate, false
+}
+
+// validPortName is Kubernetes' IANA service name rule: 1-15 characters of a-z, 0-9 and '-', at
+// least one letter, no leading, trailing or doubled '-'.
+func validPortName(s string) bool {
+	if s == "" || len(s) > maxPortNameLength || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	letter := false
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch >= 'a' && ch <= 'z':
+			letter = true
+		case ch >= '0' && ch <= '9', ch == '-':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 // portKey identifies a port the way Kubernetes does: number and protocol, empty meaning TCP.

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 func strPtr(s string) *string { return &s }
@@ -176,4 +177,12 @@ func TestMergePorts(t *testing.T) {
 
 	got, _ = MergePorts([]corev1.ServicePort{{Name: "otlp-grpc", Port: 1}}, inferred[:1])
 	g.Expect(got[1].Name).To(Equal("port-4317"))
+}
+
+func TestValidPortNameAgreesWithKubernetes(t *testing.T) {
+	for _, s := range []string{"", "a", "1", "a-b", "-a", "a-", "a--b", "A", "a_b", "a.b", "abcdefghijklmno", "abcdefghijklmnop", "1-2", "1-a", "é"} {
+		if got, want := validPortName(s), len(utilvalidation.IsValidPortName(s)) == 0; got != want {
+			t.Errorf("validPortName(%q) = %v, Kubernetes says %v", s, got, want)
+		}
+	}
 }
