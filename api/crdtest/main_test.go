@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -34,24 +35,51 @@ func TestMain(m *testing.M) {
 		Scheme:                scheme,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1"},
 	}
-	testenv.Main(m, opts, func(e *testenv.Env) {
-		env = e
-		if err := serveConversion(scheme, &e.Environment.WebhookInstallOptions); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	})
+	e, err := testenv.Start(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := serveConversion(ctx, scheme, &e.Environment.WebhookInstallOptions)
+	code := 1
+	if err == nil {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	// Stop the webhook server before envtest removes its certificates.
+	cancel()
+	<-done
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
 }
 
-func serveConversion(scheme *runtime.Scheme, o *envtest.WebhookInstallOptions) error {
+// serveConversion serves /convert until ctx ends; done closes when the server has stopped.
+func serveConversion(ctx context.Context, scheme *runtime.Scheme, o *envtest.WebhookInstallOptions) (<-chan struct{}, error) {
 	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
 	srv.Register("/convert", conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	done := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Start(context.Background()) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("conversion webhook server: %w", err)
-	default:
+	go func() {
+		defer close(done)
+		errc <- srv.Start(ctx)
+	}()
+	// Wait until the server answers (or fails to start).
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-errc:
+			return done, fmt.Errorf("conversion webhook server: %w", err)
+		default:
+		}
+		if srv.StartedChecker()(nil) == nil {
+			return done, nil
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return nil
+	return done, fmt.Errorf("conversion webhook server did not start within 30s")
 }
