@@ -165,15 +165,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.client.SetAgentDescription(a.Description()); err != nil {
 		return err
 	}
-	if err := a.client.SetCapabilities(&a.caps); err != nil {
-		return err
-	}
 	if a.has(protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth) {
 		h := a.healthTree(ctx)
 		a.lastHealth = h
 		if err := a.client.SetHealth(h); err != nil {
 			return err
 		}
+	}
+	// After SetHealth: opamp-go refuses ReportsHealth without a health.
+	if err := a.client.SetCapabilities(&a.caps); err != nil {
+		return err
 	}
 	var hb *time.Duration
 	if cfg.HeartbeatInterval > 0 {

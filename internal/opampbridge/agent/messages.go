@@ -76,23 +76,16 @@ func (a *Agent) ApplyRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 	return st, true
 }
 
-// collectorFiles keeps the "namespace/name" files. Keys that are instance UIDs name proxied
-// agents' own files (servers may echo the effective configuration back) and are skipped.
+// collectorFiles drops the files keyed by a proxied agent's instance UID (servers may echo the
+// effective configuration back); every other key goes to the collectors, which reject keys that
+// are not "namespace/name" together with any other error.
 func (a *Agent) collectorFiles(in map[string]*protobufs.AgentConfigFile) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(in))
-	var bad []string
 	for k, f := range in {
-		switch {
-		case strings.Contains(k, "/"):
-			out[k] = f.GetBody()
-		case a.isProxiedAgent(k):
-		default:
-			bad = append(bad, fmt.Sprintf("%q", k))
+		if !strings.Contains(k, "/") && a.isProxiedAgent(k) {
+			continue
 		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return nil, fmt.Errorf("keys %s: want namespace/name", strings.Join(bad, ", "))
+		out[k] = f.GetBody()
 	}
 	return out, nil
 }
