@@ -1,0 +1,76 @@
+// Package apireconciler is a small generic service-provider reconciler on controller-runtime, our
+// equivalent of the OpenMCP APIReconciler: it reconciles a service API object T in the onboarding
+// cluster against a provider configuration C in the platform cluster, honours the
+// openmcp.cloud/operation annotation on both, keeps a finalizer, obtains control-plane and workload
+// cluster access through the openmcp-operator clusteraccess library, writes status only when it
+// changed (observedGeneration only on success), emits events on Ready transitions and requeues at
+// the configuration's poll interval. Providers plug in a Reconciler with the service logic.
+package apireconciler
+
+import (
+	"context"
+	"time"
+
+	"github.com/openmcp-project/controller-utils/pkg/clusters"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// OperationAnnotation is the OpenMCP operation annotation.
+const OperationAnnotation = "openmcp.cloud/operation"
+
+// Values of OperationAnnotation.
+const (
+	// OperationIgnore makes the provider skip the object (or, on the configuration, every object).
+	OperationIgnore = "ignore"
+	// OperationReconcile forces one reconcile; the provider removes the annotation.
+	OperationReconcile = "reconcile"
+)
+
+// API is a service API object.
+type API interface {
+	client.Object
+	// GetStatus returns the status, compared before and after a reconcile.
+	GetStatus() any
+	// GetConditions returns a pointer to the status conditions.
+	GetConditions() *[]metav1.Condition
+	// GetPhase returns status.phase.
+	GetPhase() string
+	// SetPhase sets status.phase.
+	SetPhase(string)
+	// SetObservedGeneration sets status.observedGeneration.
+	SetObservedGeneration(int64)
+	// Finalizer is the finalizer the provider keeps on the object.
+	Finalizer() string
+}
+
+// Config is the provider configuration; exactly one, named after the provider, is used.
+type Config interface {
+	client.Object
+	// PollInterval is how often each API object is reconciled.
+	PollInterval() time.Duration
+}
+
+// ClusterContext is the cluster access of one API object.
+type ClusterContext struct {
+	// MCP is the control plane of the object.
+	MCP *clusters.Cluster
+	// MCPAccessSecret is the platform Secret with the control plane's kubeconfig (key "kubeconfig").
+	MCPAccessSecret types.NamespacedName
+	// Workload is the workload cluster, nil when the provider asked for none.
+	Workload *clusters.Cluster
+	// WorkloadAccessSecret is the platform Secret with the workload cluster's kubeconfig.
+	WorkloadAccessSecret types.NamespacedName
+}
+
+// Reconciler is the service logic. Both methods set the object's phase and Ready condition; the
+// framework patches the status.
+type Reconciler[T API, C Config] interface {
+	// CreateOrUpdate makes the service match obj. A RequeueAfter result means "not done yet".
+	CreateOrUpdate(ctx context.Context, obj T, cfg C, cc ClusterContext) (ctrl.Result, error)
+	// Delete removes what CreateOrUpdate made. It returns RequeueAfter while something remains;
+	// the finalizer is removed only after an empty result and no error.
+	Delete(ctx context.Context, obj T, cfg C, cc *ClusterContext) (ctrl.Result, error)
+}

@@ -1,0 +1,268 @@
+package apireconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/openmcp-project/openmcp-operator/lib/clusteraccess"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
+
+// Controller reconciles one kind of service API object. Build it with New.
+type Controller[T API, C Config] struct {
+	opts Options[T, C]
+}
+
+// Options are the parts of a Controller.
+type Options[T API, C Config] struct {
+	// ProviderName is the name of the provider and of its configuration object.
+	ProviderName string
+	// NewObject and NewConfig return empty objects of the two kinds.
+	NewObject func() T
+	// NewConfig returns an empty configuration object.
+	NewConfig func() C
+	// Onboarding is a client of the onboarding cluster, where the API objects are.
+	Onboarding client.Client
+	// Platform is a client of the platform cluster, where the configuration and the cluster
+	// requests are.
+	Platform client.Client
+	// ClusterAccess obtains control-plane and workload access per object.
+	ClusterAccess clusteraccess.Reconciler
+	// Reconciler is the service logic.
+	Reconciler Reconciler[T, C]
+	// Recorder emits events on the API objects.
+	Recorder recorder.EventRecorder
+	// WarningReasons are the Ready reasons whose events are Warnings (the framework's own failure
+	// reasons are always Warnings).
+	WarningReasons []string
+	// DeletionRequeue is how soon a blocked or unfinished deletion is retried; default 5s.
+	DeletionRequeue time.Duration
+}
+
+// New returns a Controller.
+func New[T API, C Config](opts Options[T, C]) *Controller[T, C] {
+	if opts.DeletionRequeue <= 0 {
+		opts.DeletionRequeue = 5 * time.Second
+	}
+	return &Controller[T, C]{opts: opts}
+}
+
+// Reconcile runs the skeleton: get, operation annotation, deferred status patch, configuration,
+// deletion or finalizer + cluster access + CreateOrUpdate, requeue at the poll interval.
+func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+	obj := c.opts.NewObject()
+	if err := c.opts.Onboarding.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	switch obj.GetAnnotations()[OperationAnnotation] {
+	case OperationIgnore:
+		log.V(1).Info("skipping: operation annotation says ignore")
+		return ctrl.Result{}, nil
+	case OperationReconcile:
+		if err := c.dropOperation(ctx, c.opts.Onboarding, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	before := obj.DeepCopyObject().(T)
+	defer func() {
+		if reterr == nil {
+			obj.SetObservedGeneration(obj.GetGeneration())
+		}
+		if err := c.patchStatus(ctx, before, obj); err != nil {
+			reterr = kerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+
+	cfg := c.opts.NewConfig()
+	if err := c.opts.Platform.Get(ctx, types.NamespacedName{Name: c.opts.ProviderName}, cfg); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading the provider configuration %q: %w", c.opts.ProviderName, err)
+		}
+		if !obj.GetDeletionTimestamp().IsZero() {
+			// Without a configuration nothing of ours can be found or removed safely: wait.
+			Terminating(obj, ReasonProviderConfigMissing, fmt.Sprintf("no provider configuration named %q found in the platform cluster; deletion waits for it", c.opts.ProviderName))
+			return ctrl.Result{}, nil
+		}
+		Progressing(obj, ReasonProviderConfigMissing, fmt.Sprintf("no provider configuration named %q found in the platform cluster", c.opts.ProviderName))
+		return ctrl.Result{}, nil // the configuration watch brings the object back
+	}
+	switch cfg.GetAnnotations()[OperationAnnotation] {
+	case OperationIgnore:
+		log.V(1).Info("skipping: operation annotation on the provider configuration says ignore")
+		return ctrl.Result{}, nil
+	case OperationReconcile:
+		// The configuration's update event re-enqueues every object, which is the point.
+		if err := c.dropOperation(ctx, c.opts.Platform, cfg); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return c.reconcileDelete(ctx, req, obj, cfg)
+	}
+
+	// The finalizer goes on before anything is created, so nothing can be left behind.
+	if !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) {
+		patch := client.MergeFrom(obj.DeepCopyObject().(T))
+		controllerutil.AddFinalizer(obj, obj.Finalizer())
+		if err := c.opts.Onboarding.Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+
+	if r, err := c.opts.ClusterAccess.Reconcile(ctx, req); err != nil || r.RequeueAfter > 0 {
+		if err != nil {
+			Progressing(obj, ReasonWaitingForClusterAccess, "requesting cluster access: "+err.Error())
+			return ctrl.Result{}, err
+		}
+		Progressing(obj, ReasonWaitingForClusterAccess, "waiting for access to the control plane and workload cluster to be granted")
+		return r, nil
+	}
+	cc, err := c.clusterContext(ctx, req)
+	if err != nil {
+		Progressing(obj, ReasonWaitingForClusterAccess, err.Error())
+		return ctrl.Result{}, err
+	}
+	r, err := c.opts.Reconciler.CreateOrUpdate(ctx, obj, cfg, *cc)
+	if err != nil {
+		if readyOf(obj) == nil || readyOf(obj).Status == metav1.ConditionTrue {
+			Progressing(obj, ReasonReconcileError, err.Error())
+		}
+		return ctrl.Result{}, err
+	}
+	if r.RequeueAfter == 0 || r.RequeueAfter > cfg.PollInterval() {
+		r.RequeueAfter = cfg.PollInterval()
+	}
+	return r, nil
+}
+
+func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request, obj T, cfg C) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) {
+		return ctrl.Result{}, nil
+	}
+	cc, err := c.clusterContext(ctx, req)
+	if err != nil {
+		// Access is gone or never came: there is nothing of ours in those clusters to reach.
+		ctrl.LoggerFrom(ctx).Info("deleting without cluster access", "reason", err.Error())
+		cc = nil
+	}
+	r, err := c.opts.Reconciler.Delete(ctx, obj, cfg, cc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if r.RequeueAfter > 0 {
+		return r, nil
+	}
+	r, err = c.opts.ClusterAccess.ReconcileDelete(ctx, req)
+	if err != nil {
+		Terminating(obj, ReasonDeleting, "releasing cluster access: "+err.Error())
+		return ctrl.Result{}, err
+	}
+	if r.RequeueAfter > 0 {
+		Terminating(obj, ReasonDeleting, "waiting for cluster access to be released")
+		return r, nil
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	controllerutil.RemoveFinalizer(obj, obj.Finalizer())
+	if err := c.opts.Onboarding.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("removing the finalizer: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// clusterContext reads the granted access of the object.
+func (c *Controller[T, C]) clusterContext(ctx context.Context, req ctrl.Request) (*ClusterContext, error) {
+	var cc ClusterContext
+	mcp, err := c.opts.ClusterAccess.MCPCluster(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("control plane access: %w", err)
+	}
+	ar, err := c.opts.ClusterAccess.MCPAccessRequest(ctx, req)
+	if err != nil || ar.Status.SecretRef == nil {
+		return nil, errors.Join(errors.New("control plane access request has no secret"), err)
+	}
+	cc.MCP, cc.MCPAccessSecret = mcp, types.NamespacedName{Namespace: ar.Namespace, Name: ar.Status.SecretRef.Name}
+	wl, err := c.opts.ClusterAccess.WorkloadCluster(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("workload cluster access: %w", err)
+	}
+	ar, err = c.opts.ClusterAccess.WorkloadAccessRequest(ctx, req)
+	if err != nil || ar.Status.SecretRef == nil {
+		return nil, errors.Join(errors.New("workload access request has no secret"), err)
+	}
+	cc.Workload, cc.WorkloadAccessSecret = wl, types.NamespacedName{Namespace: ar.Namespace, Name: ar.Status.SecretRef.Name}
+	return &cc, nil
+}
+
+// dropOperation removes the one-shot reconcile annotation.
+func (c *Controller[T, C]) dropOperation(ctx context.Context, cl client.Client, obj client.Object) error {
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	a := obj.GetAnnotations()
+	delete(a, OperationAnnotation)
+	obj.SetAnnotations(a)
+	if err := cl.Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("removing the %s annotation: %w", OperationAnnotation, err)
+	}
+	return nil
+}
+
+// patchStatus writes the status when it changed and emits an event when Ready changed.
+func (c *Controller[T, C]) patchStatus(ctx context.Context, before, after T) error {
+	if equality.Semantic.DeepEqual(before.GetStatus(), after.GetStatus()) {
+		return nil
+	}
+	if err := c.opts.Onboarding.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching status: %w", err)
+	}
+	c.event(before, after)
+	return nil
+}
+
+// event reports a change of the Ready condition's status or reason (a transition), not every
+// reconcile.
+func (c *Controller[T, C]) event(before, after T) {
+	if c.opts.Recorder == nil {
+		return
+	}
+	now, was := readyOf(after), readyOf(before)
+	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason && was.Message == now.Message) {
+		return
+	}
+	if was != nil && was.Status == now.Status && was.Reason == now.Reason && !c.isWarning(now.Reason) {
+		return // same state, new detail: not a transition worth an event
+	}
+	typ := corev1.EventTypeNormal
+	if c.isWarning(now.Reason) {
+		typ = corev1.EventTypeWarning
+	}
+	c.opts.Recorder.Eventf(after, nil, typ, now.Reason, "Reconcile", "%s", now.Message)
+}
+
+func (c *Controller[T, C]) isWarning(reason string) bool {
+	switch reason {
+	case ReasonProviderConfigMissing, ReasonReconcileError:
+		return true
+	}
+	for _, r := range c.opts.WarningReasons {
+		if r == reason {
+			return true
+		}
+	}
+	return false
+}

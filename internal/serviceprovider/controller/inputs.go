@@ -1,0 +1,98 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
+)
+
+// inputError is bad user input: reported in status and events, not retried in a hot loop.
+type inputError struct {
+	reason string
+	msg    string
+}
+
+func (e *inputError) Error() string { return e.msg }
+
+// resolved is the validated input of one reconcile.
+type resolved struct {
+	version     spv1alpha1.VersionConfig
+	values      map[string]any
+	pullSecrets []*corev1.Secret
+	chartSecret *corev1.Secret
+	caBundle    []byte
+}
+
+// resolve checks the requested version against the ProviderConfig and reads every source object
+// the version references in the provider's namespace. Any problem is an inputError naming the
+// field path.
+func (s *Service) resolve(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig) (*resolved, error) {
+	v, ok := cfg.Version(obj.Spec.Version)
+	if !ok {
+		return nil, &inputError{reason: spv1alpha1.ReasonVersionNotAllowed, msg: fmt.Sprintf(
+			"spec.version %q is not offered by ProviderConfig %q; allowed versions (spec.versions[].version): %s",
+			obj.Spec.Version, cfg.Name, strings.Join(cfg.AllowedVersions(), ", "))}
+	}
+	if v.ChartURL == "" {
+		v.ChartURL = spv1alpha1.DefaultChartURL
+	}
+	values, err := flux.ParseValues(v.Version, v.HelmValues)
+	if err != nil {
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
+	}
+	names, err := flux.ImagePullSecrets(v.Version, values)
+	if err != nil {
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
+	}
+	r := &resolved{version: v, values: values}
+	for _, n := range names {
+		sec, err := s.source(ctx, &corev1.Secret{}, n, fmt.Sprintf("spec.versions[%q].helmValues.imagePullSecrets", v.Version), cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.pullSecrets = append(r.pullSecrets, sec.(*corev1.Secret))
+	}
+	if v.ChartPullSecret != "" {
+		sec, err := s.source(ctx, &corev1.Secret{}, v.ChartPullSecret, fmt.Sprintf("spec.versions[%q].chartPullSecret", v.Version), cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.chartSecret = sec.(*corev1.Secret)
+	}
+	if ref := cfg.Spec.CABundleRef; ref != nil {
+		cm, err := s.source(ctx, &corev1.ConfigMap{}, ref.Name, "spec.caBundleRef", cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		data, ok := cm.(*corev1.ConfigMap).Data[ref.Key]
+		if !ok || strings.TrimSpace(data) == "" {
+			return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+				"ProviderConfig %q: spec.caBundleRef.key: ConfigMap %s/%s has no key %q with a PEM bundle", cfg.Name, s.PodNamespace, ref.Name, ref.Key)}
+		}
+		r.caBundle = []byte(data)
+	}
+	return r, nil
+}
+
+// source reads a Secret or ConfigMap from the provider's namespace.
+func (s *Service) source(ctx context.Context, obj client.Object, name, field, cfgName string) (client.Object, error) {
+	if err := s.Platform.Get(ctx, client.ObjectKey{Namespace: s.PodNamespace, Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			kind := "Secret"
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				kind = "ConfigMap"
+			}
+			return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+				"ProviderConfig %q: %s: %s %s/%s not found in the provider namespace", cfgName, field, kind, s.PodNamespace, name)}
+		}
+		return nil, fmt.Errorf("reading %s from the provider namespace: %w", name, err)
+	}
+	return obj, nil
+}

@@ -1,0 +1,196 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	"github.com/otelop/otelop/internal/serviceprovider/apireconciler"
+	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
+)
+
+// Service is the OtelOperator service logic.
+type Service struct {
+	// PodNamespace is the provider's namespace in the platform cluster, where the sources of the
+	// pull secrets and the CA bundle are.
+	PodNamespace string
+	// Platform is a client of the platform cluster.
+	Platform client.Client
+	// Rotation decides the lifetime and renewal of the workload operator's control-plane token.
+	Rotation cpaccess.Rotation
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+var _ apireconciler.Reconciler[*spv1alpha1.OtelOperator, *spv1alpha1.ProviderConfig] = &Service{}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// CreateOrUpdate runs the seven steps: Progressing, control-plane access, pull secrets and CA
+// bundle, OCIRepository, the CRDs release, the workload release, status of every resource.
+func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
+	if obj.Status.Phase == "" || obj.Status.Phase == spv1alpha1.PhaseTerminating {
+		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, "reconciling")
+	}
+	in, err := s.resolve(ctx, obj, cfg)
+	if err != nil {
+		var ie *inputError
+		if errors.As(err, &ie) {
+			// Nothing is applied and nothing is deleted; the watches on the ProviderConfig and the
+			// provider namespace bring the object back when the input is fixed.
+			apireconciler.Failed(obj, ie.reason, ie.msg)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+
+	id := instance.ID(obj.Namespace, obj.Name)
+	wlNS := instance.WorkloadNamespace(id)
+	platformNS := cc.MCPAccessSecret.Namespace
+
+	// Step 2: the operator's identity in the control plane and its kubeconfig in the workload cluster.
+	for _, o := range cpaccessObjects(id) {
+		if err := apply(ctx, cc.MCP.Client(), o); err != nil {
+			return ctrl.Result{}, fmt.Errorf("control plane: %w", err)
+		}
+	}
+	if err := apply(ctx, cc.Workload.Client(), namespace(wlNS, id)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("workload cluster: %w", err)
+	}
+	if err := s.reconcileAccessSecret(ctx, cc, id, wlNS); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// Step 3: pull secrets and the CA bundle, into the namespace where the operator runs.
+	if err := syncCopies(ctx, cc.Workload.Client(), id, wlNS, in.pullSecrets, in.caBundle); err != nil {
+		return ctrl.Result{}, fmt.Errorf("workload cluster: %w", err)
+	}
+	chartSecret := ""
+	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartSecret); err != nil {
+		return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+	}
+	if in.chartSecret != nil {
+		chartSecret = instance.ChartPullSecretName(obj.Name)
+	}
+
+	// Steps 4-6: the chart source and the two releases.
+	fin := flux.Inputs{
+		Name: obj.Name, PlatformNamespace: platformNS, InstanceID: id,
+		Version: in.version.Version, ChartURL: in.version.ChartURL, ChartPullSecret: chartSecret,
+		Interval: cfg.PollInterval(), CPKubeconfigSecret: cc.MCPAccessSecret.Name, WorkloadKubeconfigSecret: cc.WorkloadAccessSecret.Name,
+		Values: in.values, PullSecrets: names(in.pullSecrets), CABundle: in.caBundle != nil,
+	}
+	for _, o := range []client.Object{flux.OCIRepository(fin), flux.CRDsRelease(fin), flux.WorkloadRelease(fin)} {
+		if err := apply(ctx, s.Platform, o); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+
+	// Step 7: report.
+	resources, err := s.observe(ctx, cc, obj.Name, id, platformNS, in)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	obj.Status.Resources = resources
+	if msg, ready := summary(resources); ready {
+		apireconciler.Ready(obj, spv1alpha1.ReasonReconcileSuccess, fmt.Sprintf("OpenTelemetry Operator %s is ready", in.version.Version))
+	} else {
+		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileAccessSecret keeps the workload operator's kubeconfig Secret current: the kubeconfig
+// follows the control plane's address and CA, and the token is renewed before it expires. The
+// token of the rotation before is revoked one rotation later, once the kubelet has had time to
+// refresh the mounted file.
+func (s *Service) reconcileAccessSecret(ctx context.Context, cc apireconciler.ClusterContext, id, wlNS string) error {
+	cfg := cc.MCP.RESTConfig()
+	ca, err := caData(cfg)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := cpaccess.Kubeconfig(cfg.Host, ca)
+	if err != nil {
+		return fmt.Errorf("rendering the control-plane kubeconfig: %w", err)
+	}
+	current := &corev1.Secret{}
+	if err := cc.Workload.Client().Get(ctx, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, current); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("workload cluster: reading %s/%s: %w", wlNS, instance.CPAccessSecret, err)
+		}
+		current = nil
+	}
+	tok, previous := cpaccess.TokenFrom(current), ""
+	if current != nil {
+		previous = current.Annotations[cpaccess.PreviousHolderAnnotation]
+	}
+	if s.Rotation.Due(current, s.now()) {
+		minted, err := s.Rotation.Mint(ctx, cc.MCP.Client(), id)
+		if err != nil {
+			return err
+		}
+		previous, tok = tok.Holder, minted
+	}
+	if err := apply(ctx, cc.Workload.Client(), cpaccess.AccessSecret(wlNS, id, kubeconfig, ca, tok, previous)); err != nil {
+		return fmt.Errorf("workload cluster: %w", err)
+	}
+	if err := cpaccess.Revoke(ctx, cc.MCP.Client(), id, tok.Holder, previous); err != nil {
+		return err
+	}
+	return nil
+}
+
+func caData(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile != "" {
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the control plane's CA file: %w", err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+func cpaccessObjects(id string) []client.Object {
+	var out []client.Object
+	for _, o := range cpaccess.CPObjects(id) {
+		out = append(out, o.(client.Object))
+	}
+	return out
+}
+
+func namespace(name, id string) *corev1.Namespace {
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: instance.Labels(id)},
+	}
+}
+
+func names(secrets []*corev1.Secret) []string {
+	out := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		out = append(out, s.Name)
+	}
+	return out
+}
