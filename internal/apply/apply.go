@@ -1,0 +1,241 @@
+// Package apply is the operator's one generic applier. It writes desired objects with server-side
+// apply under a single field owner, skips objects whose desired state it already applied to the
+// same live resourceVersion (no request at all), recreates objects whose immutable fields changed,
+// and prunes objects the caller says we own and no longer want.
+//
+// The applier never decides ownership itself: callers pass the live objects they own (by owner
+// reference or by their own labels), so nothing a user created is ever pruned.
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Action is what the applier did to one object.
+type Action string
+
+// The actions, as they appear in Events and logs.
+const (
+	Unchanged  Action = "unchanged"
+	Created    Action = "created"
+	Configured Action = "configured"
+	Recreated  Action = "recreated"
+	Deleted    Action = "deleted"
+)
+
+// Change records the action taken on one object.
+type Change struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+	Action    Action
+}
+
+// String renders "Kind/name action".
+func (c Change) String() string { return fmt.Sprintf("%s/%s %s", c.GVK.Kind, c.Name, c.Action) }
+
+// ChangeSet is the list of changes of one apply or prune.
+type ChangeSet []Change
+
+// Changed returns the entries whose action is not Unchanged.
+func (cs ChangeSet) Changed() ChangeSet {
+	var out ChangeSet
+	for _, c := range cs {
+		if c.Action != Unchanged {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// String joins the changed entries with ", ".
+func (cs ChangeSet) String() string {
+	var parts []string
+	for _, c := range cs.Changed() {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// key identifies an object across kinds.
+type key struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+// record is what the applier remembers of its last successful apply of an object.
+type record struct {
+	hash            string
+	resourceVersion string
+}
+
+// Applier applies desired objects with server-side apply. It is safe for concurrent use.
+type Applier struct {
+	client client.Client
+	owner  string
+
+	mu      sync.Mutex
+	applied map[key]record
+}
+
+// New returns an Applier that writes through c as field manager owner.
+func New(c client.Client, owner string) *Applier {
+	return &Applier{client: c, owner: owner, applied: map[key]record{}}
+}
+
+// Apply makes the object exist as desired. live is the object as the caller's cache sees it (only
+// its resourceVersion is read; metadata-only objects are fine) or nil when it does not exist. When
+// the same desired state was already applied and live still has the resourceVersion that apply
+// returned, Apply sends no request and reports Unchanged.
+func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.Object) (Change, error) {
+	u, err := ToUnstructured(desired)
+	if err != nil {
+		return Change{}, err
+	}
+	k := key{gvk: u.GroupVersionKind(), namespace: u.GetNamespace(), name: u.GetName()}
+	ch := Change{GVK: k.gvk, Namespace: k.namespace, Name: k.name}
+	hash, err := hashOf(u)
+	if err != nil {
+		return ch, err
+	}
+	if live != nil && a.upToDate(k, hash, live.GetResourceVersion()) {
+		ch.Action = Unchanged
+		return ch, nil
+	}
+	before := ""
+	if live != nil {
+		before = live.GetResourceVersion()
+	}
+	applied := u.DeepCopy()
+	err = a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(a.owner), client.ForceOwnership)
+	switch {
+	case err == nil:
+		ch.Action = Configured
+		if live == nil {
+			ch.Action = Created
+		} else if applied.GetResourceVersion() == before {
+			ch.Action = Unchanged
+		}
+	case IsImmutableFieldError(err):
+		if applied, err = a.recreate(ctx, u); err != nil {
+			return ch, err
+		}
+		ch.Action = Recreated
+	default:
+		return ch, fmt.Errorf("applying %s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
+	}
+	a.remember(k, hash, applied.GetResourceVersion())
+	return ch, nil
+}
+
+// recreate deletes the object (the version that exists now) and applies it again. It is used when
+// an immutable field changed, e.g. a Deployment's selector or a StatefulSet's volumeClaimTemplates.
+func (a *Applier) recreate(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(u.GroupVersionKind())
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(u), current); err != nil {
+		return nil, fmt.Errorf("recreating %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if err := a.delete(ctx, u.GroupVersionKind(), u.GetNamespace(), u.GetName(), current.GetUID()); err != nil {
+		return nil, err
+	}
+	applied := u.DeepCopy()
+	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(a.owner), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("recreating %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return applied, nil
+}
+
+// Delete removes one object we own, only if it still has uid (a precondition, so an object someone
+// recreated under the same name is left alone). A missing object is not an error.
+func (a *Applier) Delete(ctx context.Context, obj client.Object) (Change, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	ch := Change{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Action: Deleted}
+	if gvk.Kind == "" {
+		return ch, fmt.Errorf("delete %s/%s: object has no kind", obj.GetNamespace(), obj.GetName())
+	}
+	err := a.delete(ctx, gvk, obj.GetNamespace(), obj.GetName(), obj.GetUID())
+	return ch, err
+}
+
+func (a *Applier) delete(ctx context.Context, gvk schema.GroupVersionKind, ns, name string, uid types.UID) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if uid != "" {
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := a.client.Delete(ctx, u, opts...)
+	a.forget(key{gvk: gvk, namespace: ns, name: name})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, ns, name, err)
+	}
+	return nil
+}
+
+func (a *Applier) upToDate(k key, hash, rv string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.applied[k]
+	return ok && r.hash == hash && r.resourceVersion == rv
+}
+
+func (a *Applier) remember(k key, hash, rv string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.applied[k] = record{hash: hash, resourceVersion: rv}
+}
+
+func (a *Applier) forget(k key) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.applied, k)
+}
+
+// Forget drops what the applier remembers of objects in namespace ns whose name has prefix (used
+// when their owner is deleted, so memory stays bounded by what exists).
+func (a *Applier) Forget(ns, prefix string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.applied {
+		if k.namespace == ns && strings.HasPrefix(k.name, prefix) {
+			delete(a.applied, k)
+		}
+	}
+}
+
+func hashOf(u *unstructured.Unstructured) (string, error) {
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// IsImmutableFieldError reports whether err is the API server refusing a change to a field that
+// cannot change after creation.
+func IsImmutableFieldError(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "field is immutable") ||
+		strings.Contains(msg, "updates to statefulset spec for fields other than") ||
+		strings.Contains(msg, "may not change once set")
+}
