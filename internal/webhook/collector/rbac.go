@@ -1,0 +1,118 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// access is one flattened permission of a PolicyRule: a verb on a resource (in a group, optionally
+// a named object) or on a non-resource URL.
+type access struct {
+	verb, group, resource, name, url string
+}
+
+func (a access) String() string {
+	if a.url != "" {
+		return a.verb + " " + a.url
+	}
+	res := a.resource
+	if a.group != "" {
+		res += "." + a.group
+	}
+	if a.name != "" {
+		res += "/" + a.name
+	}
+	return a.verb + " " + res
+}
+
+// flatten turns rules into the single permissions a SubjectAccessReview can check, in a stable
+// order and without duplicates.
+func flatten(rules []rbacv1.PolicyRule) []access {
+	seen := map[access]bool{}
+	var out []access
+	add := func(a access) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, r := range rules {
+		for _, verb := range r.Verbs {
+			for _, url := range r.NonResourceURLs {
+				add(access{verb: verb, url: url})
+			}
+			names := r.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, group := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, name := range names {
+						add(access{verb: verb, group: group, resource: res, name: name})
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// missingAccess returns, sorted, the permissions among want that user does not hold cluster-wide,
+// leaving out those in have (already granted before an update). Each check is a
+// SubjectAccessReview, which the API server evaluates without storing anything.
+func missingAccess(ctx context.Context, c client.Client, user authenticationv1.UserInfo, want, have []rbacv1.PolicyRule) ([]string, error) {
+	granted := map[access]bool{}
+	for _, a := range flatten(have) {
+		granted[a] = true
+	}
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	var missing []string
+	for _, a := range flatten(want) {
+		if granted[a] {
+			continue
+		}
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
+		}}
+		if a.url != "" {
+			sar.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: a.verb, Path: a.url}
+		} else {
+			sar.Spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Name: a.name}
+		}
+		if err := c.Create(ctx, sar); err != nil {
+			return nil, fmt.Errorf("checking whether %s may %s: %w", user.Username, a, err)
+		}
+		if !sar.Status.Allowed {
+			missing = append(missing, a.String())
+		}
+	}
+	return missing, nil
+}
+
+// joinLimited joins up to n items and says how many more there are.
+func joinLimited(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// quantityInt returns q as a whole number.
+func quantityInt(q *resource.Quantity) (int64, bool) {
+	if q == nil {
+		return 0, false
+	}
+	return q.AsInt64()
+}

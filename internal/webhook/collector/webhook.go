@@ -1,0 +1,146 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/collectorconfig"
+)
+
+// Webhook paths, as upstream serves them (controller-runtime derives the same from the type).
+const (
+	MutatePath   = "/mutate-opentelemetry-io-v1beta1-opentelemetrycollector"
+	ValidatePath = "/validate-opentelemetry-io-v1beta1-opentelemetrycollector"
+)
+
+// maxListed bounds how many missing permissions an error message names.
+const maxListed = 10
+
+// BuildCheck runs the manifest builders on a (defaulted) collector and returns what they reject,
+// as errors with field paths, and what they warn about. The collector builders provide one.
+type BuildCheck func(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) (field.ErrorList, []string)
+
+// Options configure the collector webhooks.
+type Options struct {
+	// Defaults tune the defaulter.
+	Defaults DefaultOptions
+	// Validation tunes the validator.
+	Validation ValidateOptions
+	// Reviewer creates SubjectAccessReviews for the privilege-escalation check. Nil disables the
+	// check; set it whenever the operator creates ClusterRoles for collectors.
+	Reviewer client.Client
+	// Build, when set, runs after the rules of Validate and adds its errors and warnings.
+	Build BuildCheck
+}
+
+// Webhook defaults and validates v1beta1 OpenTelemetryCollectors. Build it with New.
+type Webhook struct {
+	opts Options
+}
+
+var (
+	_ admission.Defaulter[*v1beta1.OpenTelemetryCollector] = (*Webhook)(nil)
+	_ admission.Validator[*v1beta1.OpenTelemetryCollector] = (*Webhook)(nil)
+)
+
+// New returns a Webhook with opts.
+func New(opts Options) *Webhook {
+	return &Webhook{opts: opts}
+}
+
+// Setup registers the defaulting and validating webhooks on the manager's webhook server at
+// MutatePath and ValidatePath, and the /convert endpoint for v1alpha1 <-> v1beta1 (the scheme
+// must know both versions).
+func Setup(mgr ctrl.Manager, opts Options) error {
+	w := New(opts)
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.OpenTelemetryCollector{}).
+		WithDefaulter(w).
+		WithValidator(w).
+		Complete()
+}
+
+// Default applies ApplyDefaults with the webhook's options.
+func (w *Webhook) Default(_ context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {
+	return ApplyDefaults(otelcol, w.opts.Defaults)
+}
+
+// ValidateCreate validates a new collector.
+func (w *Webhook) ValidateCreate(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
+	return w.validate(ctx, otelcol, nil)
+}
+
+// ValidateUpdate validates a changed collector; the mode may not change.
+func (w *Webhook) ValidateUpdate(ctx context.Context, old, otelcol *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
+	return w.validate(ctx, otelcol, old)
+}
+
+// ValidateDelete never blocks: a collector that a newer operator considers invalid must still be
+// deletable.
+func (w *Webhook) ValidateDelete(context.Context, *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (w *Webhook) validate(ctx context.Context, otelcol, old *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
+	errs, warnings := Validate(otelcol, old, w.opts.Validation)
+	if w.opts.Reviewer != nil {
+		rbacErrs, err := w.checkEscalation(ctx, otelcol, old)
+		if err != nil {
+			return warnings, err
+		}
+		errs = append(errs, rbacErrs...)
+	}
+	if w.opts.Build != nil && len(errs) == 0 {
+		buildErrs, buildWarnings := w.opts.Build(ctx, otelcol)
+		errs = append(errs, buildErrs...)
+		warnings = append(warnings, buildWarnings...)
+	}
+	if len(errs) > 0 {
+		return warnings, apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("OpenTelemetryCollector").GroupKind(), otelcol.Name, errs)
+	}
+	return warnings, nil
+}
+
+// checkEscalation rejects a collector whose generated ClusterRole would grant its ServiceAccount
+// permissions that the requesting user does not hold; on update only permissions added since the
+// stored version count. Without it, anyone allowed to create a collector could obtain, through the
+// collector's ServiceAccount, read access to every pod, node or secret in the cluster.
+func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.OpenTelemetryCollector) (field.ErrorList, error) {
+	want, err := rbacRules(otelcol)
+	if err != nil || len(want) == 0 {
+		return nil, nil //nolint:nilerr // an undecodable config is reported by Validate.
+	}
+	var have []rbacv1.PolicyRule
+	if old != nil {
+		have, _ = rbacRules(old)
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("privilege check: no admission request in context: %w", err)
+	}
+	missing, err := missingAccess(ctx, w.opts.Reviewer, req.UserInfo, want, have)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	return field.ErrorList{field.Forbidden(configPath,
+		fmt.Sprintf("the components in this config need the operator to grant the collector's ServiceAccount cluster permissions that user %q does not hold: %s; "+
+			"ask an administrator to grant them to you or to create this collector", req.UserInfo.Username, joinLimited(missing, maxListed)))}, nil
+}
+
+func rbacRules(otelcol *v1beta1.OpenTelemetryCollector) ([]rbacv1.PolicyRule, error) {
+	raw, err := configMap(&otelcol.Spec.Config)
+	if err != nil {
+		return nil, err
+	}
+	return collectorconfig.RBACRules(collectorconfig.Parse(raw)), nil
+}
