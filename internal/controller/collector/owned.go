@@ -1,0 +1,110 @@
+package collector
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+)
+
+// Labels every generated object carries; the operator's caches only hold objects with ManagedByLabel.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "opentelemetry-operator"
+	InstanceLabel  = "app.kubernetes.io/instance"
+	ComponentLabel = "app.kubernetes.io/component"
+	// ConfigMapComponent marks the collector's versioned config ConfigMaps (kept configVersions deep).
+	ConfigMapComponent = "opentelemetry-collector"
+)
+
+// ownedKind is a kind of object the collector controller generates.
+type ownedKind struct {
+	gvk schema.GroupVersionKind
+	// typed: the controller reads the full object (workload status); otherwise metadata only.
+	typed func() client.Object
+	// clusterScoped objects carry no owner reference; they are found by labels.
+	clusterScoped bool
+	// capability names the optional API the kind needs ("" = always served).
+	capability string
+}
+
+// Capability names, matching autodetect.Capabilities fields.
+const (
+	CapPrometheus = "prometheus"
+	CapGatewayAPI = "gateway"
+	CapRoutes     = "routes"
+)
+
+func gvk(gv schema.GroupVersion, kind string) schema.GroupVersionKind { return gv.WithKind(kind) }
+
+// ownedKinds lists everything the collector builders can produce, in apply order.
+var ownedKinds = []ownedKind{
+	{gvk: gvk(corev1.SchemeGroupVersion, "ConfigMap")},
+	{gvk: gvk(corev1.SchemeGroupVersion, "ServiceAccount")},
+	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRole"), clusterScoped: true},
+	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"), clusterScoped: true},
+	{gvk: gvk(corev1.SchemeGroupVersion, "Service")},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "Deployment"), typed: func() client.Object { return &appsv1.Deployment{} }},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "DaemonSet"), typed: func() client.Object { return &appsv1.DaemonSet{} }},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "StatefulSet"), typed: func() client.Object { return &appsv1.StatefulSet{} }},
+	{gvk: gvk(policyv1.SchemeGroupVersion, "PodDisruptionBudget")},
+	{gvk: gvk(autoscalingv2.SchemeGroupVersion, "HorizontalPodAutoscaler")},
+	{gvk: gvk(networkingv1.SchemeGroupVersion, "Ingress")},
+	{gvk: gvk(networkingv1.SchemeGroupVersion, "NetworkPolicy")},
+	{gvk: gvk(v1alpha1.GroupVersion, "TargetAllocator")},
+	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}, capability: CapPrometheus},
+	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}, capability: CapPrometheus},
+	{gvk: schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}, capability: CapRoutes},
+	{gvk: schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}, capability: CapGatewayAPI},
+}
+
+// metadataObject returns an empty metadata-only object of kind k, for watches and cache reads.
+func (k ownedKind) metadataObject() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(k.gvk)
+	return m
+}
+
+// watchObject is the object type the cache holds for k.
+func (k ownedKind) watchObject() client.Object {
+	if k.typed != nil {
+		return k.typed()
+	}
+	return k.metadataObject()
+}
+
+// listObject returns an empty list for k: typed for workloads, metadata-only otherwise.
+func (k ownedKind) listObject() client.ObjectList {
+	if k.typed != nil {
+		switch k.gvk.Kind {
+		case "Deployment":
+			return &appsv1.DeploymentList{}
+		case "DaemonSet":
+			return &appsv1.DaemonSetList{}
+		case "StatefulSet":
+			return &appsv1.StatefulSetList{}
+		}
+	}
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	return l
+}
+
+// OwnedObjectTypes returns the cache object types the manager should restrict to our labels
+// (metadata-only where the full object is not needed). The operator wires its cache with these.
+func OwnedObjectTypes() []client.Object {
+	var out []client.Object
+	for _, k := range ownedKinds {
+		if k.capability == "" {
+			out = append(out, k.watchObject())
+		}
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
+	"github.com/otelop/otelop/internal/autodetect"
+)
+
+// available reports whether kind k can be listed with the current capabilities.
+func available(k ownedKind, caps autodetect.Capabilities) bool {
+	switch k.capability {
+	case CapPrometheus:
+		return caps.Prometheus
+	case CapGatewayAPI:
+		return caps.GatewayAPI
+	case CapRoutes:
+		return caps.Routes
+	}
+	return true
+}
+
+// listOwned returns every object of the owned kinds that belongs to otelcol: namespaced objects by
+// controller owner reference, cluster-scoped ones by their instance label.
+func (r *Reconciler) listOwned(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) (map[objKey]client.Object, error) {
+	out := map[objKey]client.Object{}
+	for _, k := range ownedKinds {
+		if !available(k, caps) {
+			continue
+		}
+		objs, err := r.listKind(ctx, k, otelcol)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			out[keyOf(o)] = o
+		}
+	}
+	return out, nil
+}
+
+func (r *Reconciler) listKind(ctx context.Context, k ownedKind, otelcol *v1beta1.OpenTelemetryCollector) ([]client.Object, error) {
+	list := k.listObject()
+	opts := []client.ListOption{client.MatchingLabels{ManagedByLabel: ManagedByValue}}
+	if k.clusterScoped {
+		opts = append(opts, client.MatchingLabels{ManagedByLabel: ManagedByValue, InstanceLabel: otelcol.Namespace + "." + otelcol.Name})
+	} else {
+		opts = append(opts, client.InNamespace(otelcol.Namespace))
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", k.gvk.Kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for _, item := range items {
+		o, ok := item.(client.Object)
+		if !ok {
+			continue
+		}
+		if !k.clusterScoped && !ownedBy(o, otelcol) {
+			continue
+		}
+		o.GetObjectKind().SetGroupVersionKind(k.gvk)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func ownedBy(o client.Object, otelcol *v1beta1.OpenTelemetryCollector) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.UID == otelcol.UID && ref.Controller != nil && *ref.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+// prune deletes owned objects that are no longer desired, keeping the newest configVersions
+// collector ConfigMaps besides the current one so that a rollback finds its config.
+func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
+	want := map[objKey]bool{}
+	for _, d := range desired {
+		want[keyOf(d)] = true
+	}
+	var stale, oldConfigs []client.Object
+	for k, o := range existing {
+		if want[k] {
+			continue
+		}
+		if k.gvk.Kind == "ConfigMap" && k.gvk.Group == "" {
+			oldConfigs = append(oldConfigs, o)
+			continue
+		}
+		stale = append(stale, o)
+	}
+	keep := 3
+	if otelcol.Spec.ConfigVersions > 0 {
+		keep = otelcol.Spec.ConfigVersions
+	}
+	sort.Slice(oldConfigs, func(i, j int) bool {
+		ti, tj := oldConfigs[i].GetCreationTimestamp(), oldConfigs[j].GetCreationTimestamp()
+		if ti.Equal(&tj) {
+			return oldConfigs[i].GetName() > oldConfigs[j].GetName()
+		}
+		return tj.Before(&ti)
+	})
+	if len(oldConfigs) > keep {
+		stale = append(stale, oldConfigs[keep:]...)
+	}
+	sort.Slice(stale, func(i, j int) bool { return keyLess(keyOf(stale[i]), keyOf(stale[j])) })
+	var changes apply.ChangeSet
+	for _, o := range stale {
+		ch, err := r.Applier.Delete(ctx, o)
+		if err != nil {
+			return changes, err
+		}
+		changes = append(changes, ch)
+	}
+	return changes, nil
+}
+
+func keyLess(a, b objKey) bool {
+	if a.gvk.Kind != b.gvk.Kind {
+		return a.gvk.Kind < b.gvk.Kind
+	}
+	return a.name < b.name
+}

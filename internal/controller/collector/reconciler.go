@@ -1,0 +1,267 @@
+// Package collector reconciles OpenTelemetryCollector resources: it builds the desired objects with
+// the pure builders, applies them with the one generic applier, prunes what is no longer wanted, and
+// writes a truthful status (Ready only when the workload is available), only when it changed.
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
+	"github.com/otelop/otelop/internal/autodetect"
+)
+
+// Finalizer guards the cleanup of cluster-scoped RBAC, which cannot carry an owner reference. It is
+// only added to collectors whose configuration needs a ClusterRole.
+const Finalizer = "opentelemetrycollector.opentelemetry.io/finalizer"
+
+// FieldOwner is the server-side apply field manager of everything the controller writes.
+const FieldOwner = "opentelemetry-operator"
+
+// BuildFunc computes the desired objects of a collector. It must be pure: the operator wires it to
+// the manifest builders with the current capabilities and flags. An error means the spec cannot be
+// built (the collector is Stalled until its spec changes).
+type BuildFunc func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) ([]client.Object, error)
+
+// Reconciler reconciles OpenTelemetryCollectors.
+type Reconciler struct {
+	// Client reads from the manager's (label-filtered) cache and writes to the API server.
+	Client client.Client
+	// Applier writes desired objects.
+	Applier *apply.Applier
+	// Recorder emits Events, only on transitions.
+	Recorder events.EventRecorder
+	// Build computes the desired objects.
+	Build BuildFunc
+	// Capabilities returns the optional APIs the cluster serves now.
+	Capabilities func() autodetect.Capabilities
+	// Version is the collector version this operator manages (reported in status.version).
+	Version string
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	otelcol := &v1beta1.OpenTelemetryCollector{}
+	if err := r.Client.Get(ctx, req.NamespacedName, otelcol); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Owned objects go with their owner (garbage collection); forget what we applied.
+			r.Applier.Forget(req.Namespace, req.Name+"-")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !otelcol.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, otelcol)
+	}
+	if otelcol.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
+		log.V(1).Info("unmanaged; leaving the collector and its objects alone")
+		return ctrl.Result{}, nil
+	}
+
+	caps := r.Capabilities()
+	desired, buildErr := r.Build(otelcol, caps)
+	if buildErr != nil {
+		return ctrl.Result{}, r.stalled(ctx, otelcol, buildErr)
+	}
+	sortForApply(desired)
+	if needsFinalizer(desired) && !controllerutil.ContainsFinalizer(otelcol, Finalizer) {
+		patch := client.MergeFrom(otelcol.DeepCopy())
+		controllerutil.AddFinalizer(otelcol, Finalizer)
+		if err := r.Client.Patch(ctx, otelcol, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	for _, obj := range desired {
+		if obj.GetNamespace() != "" {
+			setOwner(obj, otelcol)
+		}
+	}
+
+	existing, err := r.listOwned(ctx, otelcol, caps)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	changes, applyErr := r.applyAll(ctx, desired, existing)
+	if applyErr == nil {
+		pruned, err := r.prune(ctx, otelcol, desired, existing)
+		changes = append(changes, pruned...)
+		applyErr = err
+	}
+	if len(changes.Changed()) > 0 {
+		log.Info("applied", "changes", changes.String())
+		r.Recorder.Eventf(otelcol, nil, "Normal", "Applied", "Apply", "%s", truncate(changes.String(), 1000))
+	}
+	workload := findWorkload(desired, existing)
+	return ctrl.Result{}, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, r.Version, applyErr), applyErr)
+}
+
+// applyAll applies desired objects in order, stopping at the first error.
+func (r *Reconciler) applyAll(ctx context.Context, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
+	var changes apply.ChangeSet
+	for _, obj := range desired {
+		live := existing[keyOf(obj)]
+		ch, err := r.Applier.Apply(ctx, obj, live)
+		if err != nil {
+			return changes, err
+		}
+		changes = append(changes, ch)
+	}
+	return changes, nil
+}
+
+// stalled records that the spec cannot be built. It is a terminal error: retrying will not help
+// until the spec changes, which triggers a new reconcile.
+func (r *Reconciler) stalled(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, buildErr error) error {
+	st := *otelcol.Status.DeepCopy()
+	msg := truncate(buildErr.Error(), 2000)
+	setCondition(&st, otelcol.Generation, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonInvalidSpec, msg)
+	setCondition(&st, otelcol.Generation, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonInvalidSpec, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+	if err := r.updateStatus(ctx, otelcol, st, buildErr); err != nil {
+		return err
+	}
+	return reconcile.TerminalError(buildErr)
+}
+
+// updateStatus writes st when it differs from the stored status and emits an Event when the Ready
+// condition changes. applyErr keeps observedGeneration where it was (it only moves on success).
+func (r *Reconciler) updateStatus(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, st v1beta1.OpenTelemetryCollectorStatus, applyErr error) error {
+	if applyErr != nil {
+		st.ObservedGeneration = otelcol.Status.ObservedGeneration
+	}
+	if equality.Semantic.DeepEqual(st, otelcol.Status) {
+		return applyErr
+	}
+	before := meta.FindStatusCondition(otelcol.Status.Conditions, v1beta1.ConditionReady)
+	patch := client.MergeFrom(otelcol.DeepCopy())
+	otelcol.Status = st
+	if err := r.Client.Status().Patch(ctx, otelcol, patch); err != nil {
+		return errors.Join(applyErr, fmt.Errorf("updating status: %w", err))
+	}
+	after := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
+	if after != nil && (before == nil || before.Status != after.Status || before.Reason != after.Reason) {
+		typ := "Normal"
+		if after.Status == metav1.ConditionFalse && after.Reason != v1beta1.ReasonProgressing {
+			typ = "Warning"
+		}
+		r.Recorder.Eventf(otelcol, nil, typ, after.Reason, "Reconcile", "Ready=%s: %s", after.Status, truncate(after.Message, 1000))
+	}
+	return applyErr
+}
+
+// finalize removes the cluster-scoped RBAC of a collector being deleted, then the finalizer.
+func (r *Reconciler) finalize(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {
+	if !controllerutil.ContainsFinalizer(otelcol, Finalizer) {
+		return nil
+	}
+	for _, k := range ownedKinds {
+		if !k.clusterScoped {
+			continue
+		}
+		objs, err := r.listKind(ctx, k, otelcol)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if _, err := r.Applier.Delete(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	patch := client.MergeFrom(otelcol.DeepCopy())
+	controllerutil.RemoveFinalizer(otelcol, Finalizer)
+	return r.Client.Patch(ctx, otelcol, patch)
+}
+
+// sortForApply orders desired objects so that what pods need (ConfigMap, ServiceAccount, RBAC)
+// exists before the workload that creates them.
+func sortForApply(objs []client.Object) {
+	rank := func(o client.Object) int {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		for i, k := range ownedKinds {
+			if k.gvk.Group == gvk.Group && k.gvk.Kind == gvk.Kind {
+				return i
+			}
+		}
+		return len(ownedKinds)
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
+}
+
+func needsFinalizer(objs []client.Object) bool {
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// setOwner makes otelcol the controller owner of obj (namespaced objects only).
+func setOwner(obj client.Object, otelcol *v1beta1.OpenTelemetryCollector) {
+	ref := metav1.OwnerReference{
+		APIVersion:         v1beta1.GroupVersion.String(),
+		Kind:               "OpenTelemetryCollector",
+		Name:               otelcol.Name,
+		UID:                otelcol.UID,
+		Controller:         ptrTrue(),
+		BlockOwnerDeletion: ptrTrue(),
+	}
+	refs := obj.GetOwnerReferences()
+	for i := range refs {
+		if refs[i].Controller != nil && *refs[i].Controller {
+			refs[i] = ref
+			obj.SetOwnerReferences(refs)
+			return
+		}
+	}
+	obj.SetOwnerReferences(append(refs, ref))
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
+// objKey identifies an object by kind, namespace and name.
+type objKey struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+	name      string
+}
+
+func keyOf(obj client.Object) objKey {
+	return objKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// requestFromInstance maps an object labelled app.kubernetes.io/instance=<ns>.<name> to its
+// collector (used for cluster-scoped objects, which have no owner reference).
+func requestFromInstance(obj client.Object) []reconcile.Request {
+	inst := obj.GetLabels()[InstanceLabel]
+	ns, name, ok := strings.Cut(inst, ".")
+	if !ok || obj.GetLabels()[ManagedByLabel] != ManagedByValue {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}

@@ -1,0 +1,123 @@
+package collector
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/autodetect"
+)
+
+// SetupOptions tune the controller.
+type SetupOptions struct {
+	// MaxConcurrentReconciles is how many collectors reconcile in parallel (default 4).
+	MaxConcurrentReconciles int
+	// Detector, when set, triggers a reconcile of every collector when capabilities change and
+	// starts watches for optional kinds (ServiceMonitor, Route, HTTPRoute) once their API appears.
+	Detector *autodetect.Detector
+}
+
+// SetupWithManager registers the controller: it watches collectors and the objects they own
+// (metadata-only except workloads), and cluster-scoped RBAC through its instance label.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts SetupOptions) error {
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 4
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("opentelemetrycollector").
+		For(&v1beta1.OpenTelemetryCollector{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, deletionPredicate{}, resyncPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
+	for _, k := range ownedKinds {
+		if k.capability != "" {
+			continue
+		}
+		if k.clusterScoped {
+			b = b.Watches(k.watchObject(), handler.EnqueueRequestsFromMapFunc(mapInstance))
+			continue
+		}
+		b = b.Owns(k.watchObject(), builder.WithPredicates(ownedChangePredicate{}))
+	}
+	ctl, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	if opts.Detector == nil {
+		return nil
+	}
+	trigger := make(chan event.GenericEvent, 16)
+	if err := ctl.Watch(source.Channel(trigger, handler.EnqueueRequestsFromMapFunc(r.allCollectors(mgr.GetClient())))); err != nil {
+		return err
+	}
+	watching := map[string]bool{}
+	opts.Detector.Subscribe(func(caps autodetect.Capabilities) {
+		for _, k := range ownedKinds {
+			if k.capability == "" || watching[k.gvk.String()] || !available(k, caps) {
+				continue
+			}
+			watching[k.gvk.String()] = true
+			src := source.Kind(mgr.GetCache(), client.Object(k.metadataObject()),
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1beta1.OpenTelemetryCollector{}, handler.OnlyControllerOwner()))
+			if err := ctl.Watch(src); err != nil {
+				ctrl.Log.WithName("collector").Error(err, "watching optional kind", "kind", k.gvk.String())
+			}
+		}
+		select {
+		case trigger <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
+		default:
+		}
+	})
+	return nil
+}
+
+// allCollectors enqueues every collector (after a capability change).
+func (r *Reconciler) allCollectors(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := &v1beta1.OpenTelemetryCollectorList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, o := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
+		}
+		return reqs
+	}
+}
+
+func mapInstance(_ context.Context, obj client.Object) []reconcile.Request { return requestFromInstance(obj) }
+
+// deletionPredicate lets through updates that start a deletion (to run the finalizer).
+type deletionPredicate struct{ predicate.Funcs }
+
+func (deletionPredicate) Update(e event.UpdateEvent) bool {
+	return e.ObjectNew != nil && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+// resyncPredicate lets periodic resyncs (an update with an unchanged resourceVersion) through, so
+// drift is corrected every --sync-period; a reconcile that finds nothing to do writes nothing.
+type resyncPredicate struct{ predicate.Funcs }
+
+func (resyncPredicate) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld != nil && e.ObjectNew != nil && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+}
+
+// ownedChangePredicate ignores updates of owned objects that only touch resourceVersion-free
+// noise; any real change (spec, status, labels, deletion) gets through.
+type ownedChangePredicate struct{ predicate.Funcs }
+
+func (ownedChangePredicate) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
+}

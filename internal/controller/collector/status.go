@@ -1,0 +1,150 @@
+package collector
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
+)
+
+// collectorContainer is the name of the collector's container in every mode.
+const collectorContainer = "otc-container"
+
+// findWorkload returns the live workload (Deployment, DaemonSet or StatefulSet) among existing
+// that matches one of the desired objects, or nil (sidecar mode, or not created yet).
+func findWorkload(desired []client.Object, existing map[objKey]client.Object) client.Object {
+	for _, d := range desired {
+		switch d.GetObjectKind().GroupVersionKind().Kind {
+		case "Deployment", "DaemonSet", "StatefulSet":
+			if live, ok := existing[keyOf(d)]; ok {
+				return live
+			}
+			return d
+		}
+	}
+	return nil
+}
+
+// rollout summarises a workload's pods.
+type rollout struct {
+	desired, ready, available int32
+	upToDate                  bool
+	selector                  *metav1.LabelSelector
+}
+
+func rolloutOf(w client.Object) (rollout, bool) {
+	switch w := w.(type) {
+	case *appsv1.Deployment:
+		want := int32(1)
+		if w.Spec.Replicas != nil {
+			want = *w.Spec.Replicas
+		}
+		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
+			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
+				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
+			selector: w.Spec.Selector}, true
+	case *appsv1.StatefulSet:
+		want := int32(1)
+		if w.Spec.Replicas != nil {
+			want = *w.Spec.Replicas
+		}
+		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
+			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
+				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
+			selector: w.Spec.Selector}, true
+	case *appsv1.DaemonSet:
+		want := w.Status.DesiredNumberScheduled
+		return rollout{desired: want, ready: w.Status.NumberReady, available: w.Status.NumberAvailable,
+			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
+				w.Status.UpdatedNumberScheduled == want,
+			selector: w.Spec.Selector}, true
+	}
+	return rollout{}, false
+}
+
+// imageOf returns the collector container's image in a desired workload.
+func imageOf(desired []client.Object) string {
+	for _, d := range desired {
+		var containers []corev1.Container
+		switch w := d.(type) {
+		case *appsv1.Deployment:
+			containers = w.Spec.Template.Spec.Containers
+		case *appsv1.StatefulSet:
+			containers = w.Spec.Template.Spec.Containers
+		case *appsv1.DaemonSet:
+			containers = w.Spec.Template.Spec.Containers
+		}
+		for _, c := range containers {
+			if c.Name == collectorContainer {
+				return c.Image
+			}
+		}
+	}
+	return ""
+}
+
+// computeStatus derives the collector's status from what was applied and the live workload.
+// Ready is True only when the workload's pods are all updated and available; sidecar collectors
+// are Ready once their configuration is applied (their pods belong to other workloads).
+func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, workload client.Object, version string, applyErr error) v1beta1.OpenTelemetryCollectorStatus {
+	st := *otelcol.Status.DeepCopy()
+	gen := otelcol.Generation
+	st.Version = version
+	if img := imageOf(desired); img != "" {
+		st.Image = img
+	}
+	meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionStalled)
+	if applyErr != nil {
+		msg := truncate(applyErr.Error(), 2000)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonReconcileError, msg)
+		setCondition(&st, gen, v1beta1.ConditionReconciling, metav1.ConditionTrue, v1beta1.ReasonReconcileError, "retrying: "+msg)
+		return st
+	}
+	st.ObservedGeneration = gen
+	ro, ok := rolloutOf(workload)
+	if !ok {
+		st.Scale = v1beta1.ScaleSubresourceStatus{}
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonReconciled,
+			"sidecar configuration applied; pods get the collector injected when they are created")
+		return st
+	}
+	st.Scale.Replicas = ro.desired
+	st.Scale.StatusReplicas = fmt.Sprintf("%d/%d", ro.ready, ro.desired)
+	if ro.selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(ro.selector); err == nil {
+			st.Scale.Selector = sel.String()
+		}
+	}
+	kind := workload.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = "workload"
+	}
+	switch {
+	case ro.upToDate && ro.available >= ro.desired:
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonReconciled,
+			fmt.Sprintf("%s %s: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired))
+	case !ro.upToDate:
+		msg := fmt.Sprintf("%s %s is rolling out: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonProgressing, msg)
+		setCondition(&st, gen, v1beta1.ConditionReconciling, metav1.ConditionTrue, v1beta1.ReasonProgressing, msg)
+	default:
+		msg := fmt.Sprintf("%s %s: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired)
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonWorkloadUnavailable, msg)
+	}
+	return st
+}
+
+// setCondition sets a condition, keeping its transition time when the status did not change.
+func setCondition(st *v1beta1.OpenTelemetryCollectorStatus, gen int64, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+	})
+}
