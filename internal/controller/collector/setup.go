@@ -97,7 +97,9 @@ func (r *Reconciler) allCollectors(c client.Reader) handler.MapFunc {
 	}
 }
 
-func mapInstance(_ context.Context, obj client.Object) []reconcile.Request { return requestFromInstance(obj) }
+func mapInstance(_ context.Context, obj client.Object) []reconcile.Request {
+	return requestFromInstance(obj)
+}
 
 // deletionPredicate lets through updates that start a deletion (to run the finalizer).
 type deletionPredicate struct{ predicate.Funcs }
