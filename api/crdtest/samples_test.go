@@ -64,8 +64,8 @@ func TestSamplesApply(t *testing.T) {
 			g.Expect(env.Client.Create(context.Background(), u)).To(Succeed())
 		})
 	}
-	if n < 7 {
-		t.Fatalf("expected at least 7 samples, found %d", n)
+	if n < 8 {
+		t.Fatalf("expected at least 8 samples, found %d", n)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package v1alpha1 holds the v1alpha1 version of the opentelemetry.io API group:
 // OpenTelemetryCollector (served, deprecated, converted through v1beta1), Instrumentation,
-// OpAMPBridge and TargetAllocator.
+// OpAMPBridge, TargetAllocator and ClusterObservability.
 //
 // +kubebuilder:object:generate=true
 // +groupName=opentelemetry.io
@@ -33,6 +33,8 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&OpAMPBridgeList{},
 		&TargetAllocator{},
 		&TargetAllocatorList{},
+		&ClusterObservability{},
+		&ClusterObservabilityList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -25,6 +25,7 @@ var kinds = []struct {
 	{"v1alpha1.Instrumentation", upv1alpha1.Instrumentation{}, v1alpha1.Instrumentation{}},
 	{"v1alpha1.OpAMPBridge", upv1alpha1.OpAMPBridge{}, v1alpha1.OpAMPBridge{}},
 	{"v1alpha1.TargetAllocator", upv1alpha1.TargetAllocator{}, v1alpha1.TargetAllocator{}},
+	{"v1alpha1.ClusterObservability", upv1alpha1.ClusterObservability{}, v1alpha1.ClusterObservability{}},
 }
 
 // TestEveryUpstreamFieldExists walks upstream's types and ours by reflection and checks that

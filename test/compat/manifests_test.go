@@ -29,6 +29,8 @@ func newPair(apiVersion, kind string) (up, ours any, ok bool) {
 		return &upv1alpha1.OpAMPBridge{}, &v1alpha1.OpAMPBridge{}, true
 	case "opentelemetry.io/v1alpha1/TargetAllocator":
 		return &upv1alpha1.TargetAllocator{}, &v1alpha1.TargetAllocator{}, true
+	case "opentelemetry.io/v1alpha1/ClusterObservability":
+		return &upv1alpha1.ClusterObservability{}, &v1alpha1.ClusterObservability{}, true
 	}
 	return nil, nil, false
 }
@@ -110,7 +112,7 @@ func TestManifestsRoundTripAlike(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"v1beta1/OpenTelemetryCollector", "v1alpha1/OpenTelemetryCollector", "v1alpha1/Instrumentation", "v1alpha1/OpAMPBridge", "v1alpha1/TargetAllocator"} {
+	for _, k := range []string{"v1beta1/OpenTelemetryCollector", "v1alpha1/OpenTelemetryCollector", "v1alpha1/Instrumentation", "v1alpha1/OpAMPBridge", "v1alpha1/TargetAllocator", "v1alpha1/ClusterObservability"} {
 		if !kinds["opentelemetry.io/"+k] {
 			t.Errorf("no manifest of %s", k)
 		}
