@@ -1,0 +1,51 @@
+package collector
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/otelop/otelop/internal/collectorconfig"
+	"github.com/otelop/otelop/internal/naming"
+)
+
+// configMap is <name>-collector-<hash>, key collector.yaml. With a target allocator the prometheus
+// receiver is pointed at it.
+func (s *state) configMap() (*corev1.ConfigMap, error) {
+	content, err := s.collectorYAML()
+	if err != nil {
+		return nil, err
+	}
+	meta := s.meta(naming.ConfigMap(s.col.Name, s.hash), false)
+	meta.Labels = s.labels(naming.Collector(s.col.Name), false)
+	return &corev1.ConfigMap{
+		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "ConfigMap"),
+		ObjectMeta: meta,
+		Data:       map[string]string{naming.ConfigMapKey: content},
+	}, nil
+}
+
+// collectorYAML is the config the collector runs with.
+func (s *state) collectorYAML() (string, error) {
+	raw := s.raw
+	if s.col.Spec.TargetAllocator.Enabled {
+		opts := collectorconfig.TargetAllocatorOptions{
+			ServiceName: naming.TargetAllocator(s.col.Name),
+			MTLS:        s.opts.taMTLS(),
+		}
+		if d := s.col.Spec.TargetAllocator.CollectorTargetReloadInterval; d != nil {
+			opts.Interval = d.Duration.String()
+		}
+		var err error
+		raw, err = collectorconfig.RewriteForTargetAllocator(raw, opts, field.NewPath("spec", "config"))
+		if err != nil {
+			return "", err
+		}
+	}
+	out, err := configYAML(raw)
+	if err != nil {
+		return "", fmt.Errorf("spec.config: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,52 @@
+package collector
+
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/otelop/otelop/internal/collectorconfig"
+	"github.com/otelop/otelop/internal/naming"
+)
+
+// volumes are otc-internal (the ConfigMap), the target allocator client certificate with mTLS,
+// spec.volumes and one volume per spec.configmaps entry.
+func (s *state) volumes() []corev1.Volume {
+	out := []corev1.Volume{{
+		Name: naming.ConfigMapVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: naming.ConfigMap(s.col.Name, s.hash)},
+			Items:                []corev1.KeyToPath{{Key: naming.ConfigMapKey, Path: naming.ConfigMapKey}},
+		}},
+	}}
+	if s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS() {
+		out = append(out, corev1.Volume{
+			Name: naming.TAClientCertificate(s.col.Name),
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: naming.TAClientCertificate(s.col.Name),
+			}},
+		})
+	}
+	out = append(out, s.col.Spec.Volumes...)
+	return append(out, extraConfigMapVolumes(s.col.Spec.ConfigMaps)...)
+}
+
+// volumeMounts of otc-container; withConfig adds /conf (not used by sidecars).
+func (s *state) volumeMounts(withConfig bool) []corev1.VolumeMount {
+	var out []corev1.VolumeMount
+	if withConfig {
+		out = append(out, corev1.VolumeMount{Name: naming.ConfigMapVolume, MountPath: "/conf"})
+	}
+	if s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS() {
+		out = append(out, corev1.VolumeMount{
+			Name:      naming.TAClientCertificate(s.col.Name),
+			MountPath: collectorconfig.TargetAllocatorTLSDir,
+		})
+	}
+	out = append(out, s.col.Spec.VolumeMounts...)
+	for _, cm := range s.col.Spec.ConfigMaps {
+		name := naming.ConfigMapExtra(cm.Name)
+		out = append(out, corev1.VolumeMount{Name: name, MountPath: path.Join("/var/conf", cm.MountPath, name)})
+	}
+	return out
+}
