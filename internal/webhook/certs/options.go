@@ -1,0 +1,139 @@
+// Package certs provides the webhook server's TLS certificate without cert-manager: it keeps a
+// self-signed CA and a serving certificate in a Secret, writes them into the webhook server's cert
+// dir, renews them before they expire and injects the CA bundle into the webhook configurations
+// and CRD conversion settings it is told about by name.
+package certs
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Mode says who provides the webhook serving certificate.
+type Mode string
+
+const (
+	// ModeSelf: the operator creates, stores, rotates and injects the certificate itself.
+	ModeSelf Mode = "self"
+	// ModeCertManager: cert-manager issues the certificate into a mounted Secret and its
+	// cainjector injects the CA bundle; the operator does nothing.
+	ModeCertManager Mode = "cert-manager"
+	// ModeFiles: the certificate files are provided in the cert dir by other means; the
+	// operator does nothing.
+	ModeFiles Mode = "files"
+)
+
+// Defaults.
+const (
+	DefaultSecretName   = "opentelemetry-operator-webhook-cert"
+	DefaultServiceName  = "opentelemetry-operator-webhook-service"
+	DefaultValidity     = 365 * 24 * time.Hour
+	DefaultCAValidity   = 10 * 365 * 24 * time.Hour
+	DefaultSyncInterval = 10 * time.Minute
+	// CertFile and KeyFile are the names controller-runtime's webhook server reads by default.
+	CertFile = "tls.crt"
+	KeyFile  = "tls.key"
+)
+
+// Options configure the certificate management.
+type Options struct {
+	// Mode is self, cert-manager or files; empty means files (nothing to do).
+	Mode Mode
+	// Namespace of the operator: holds the Secret and the webhook Service.
+	Namespace string
+	// SecretName of the Secret holding the CA and serving certificate.
+	SecretName string
+	// ServiceName of the webhook Service; the certificate is valid for <svc>.<ns>.svc and
+	// <svc>.<ns>.svc.cluster.local.
+	ServiceName string
+	// ExtraDNSNames and ExtraIPs are added to the serving certificate.
+	ExtraDNSNames []string
+	ExtraIPs      []net.IP
+	// CertDir is the webhook server's certificate directory; tls.crt and tls.key are written there.
+	// Empty means DefaultCertDir; the webhook server must be given the same directory.
+	CertDir string
+	// Validity of the serving certificate and of the CA. Both are renewed when less than a third
+	// of their validity is left.
+	Validity, CAValidity time.Duration
+	// SyncInterval is how often the Secret, the files and the injected bundles are checked.
+	SyncInterval time.Duration
+	// MutatingWebhookConfigurations, ValidatingWebhookConfigurations and CRDs name the objects
+	// whose CA bundle is kept equal to the CA; nothing else is touched. Missing objects are skipped.
+	MutatingWebhookConfigurations   []string
+	ValidatingWebhookConfigurations []string
+	CRDs                            []string
+}
+
+// BindFlags registers the certificate flags on fs.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar((*string)(&o.Mode), "webhook-cert-mode", string(o.Mode),
+		"Who provides the webhook serving certificate: \"self\" (the operator creates a CA and certificate in a Secret, rotates them and injects the CA bundle), \"cert-manager\" (cert-manager issues and injects it), or \"files\" (tls.crt and tls.key are already in the cert dir).")
+	fs.StringVar(&o.SecretName, "webhook-cert-secret", o.SecretName,
+		"With --webhook-cert-mode=self: the Secret in the operator's namespace that stores the CA and serving certificate.")
+	fs.StringVar(&o.ServiceName, "webhook-service-name", o.ServiceName,
+		"With --webhook-cert-mode=self: the webhook Service whose DNS names the serving certificate carries.")
+	fs.StringSliceVar(&o.ExtraDNSNames, "webhook-cert-extra-dns-names", o.ExtraDNSNames,
+		"With --webhook-cert-mode=self: additional DNS names for the serving certificate (comma-separated).")
+	fs.IPSliceVar(&o.ExtraIPs, "webhook-cert-extra-ips", o.ExtraIPs,
+		"With --webhook-cert-mode=self: IP addresses for the serving certificate (comma-separated).")
+	fs.StringVar(&o.CertDir, "webhook-cert-dir", o.CertDir,
+		"Directory the webhook server reads tls.crt and tls.key from.")
+	fs.DurationVar(&o.Validity, "webhook-cert-validity", o.Validity,
+		"With --webhook-cert-mode=self: validity of the serving certificate; it is renewed when a third of it is left.")
+}
+
+// withDefaults fills unset fields and checks the mode.
+func (o Options) withDefaults() (Options, error) {
+	switch o.Mode {
+	case "":
+		o.Mode = ModeFiles
+	case ModeSelf, ModeCertManager, ModeFiles:
+	default:
+		return o, fmt.Errorf("unknown webhook certificate mode %q: use self, cert-manager or files", o.Mode)
+	}
+	if o.SecretName == "" {
+		o.SecretName = DefaultSecretName
+	}
+	if o.ServiceName == "" {
+		o.ServiceName = DefaultServiceName
+	}
+	if o.Validity <= 0 {
+		o.Validity = DefaultValidity
+	}
+	if o.CAValidity <= 0 {
+		o.CAValidity = DefaultCAValidity
+	}
+	if o.CAValidity < o.Validity {
+		o.CAValidity = o.Validity
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = min(DefaultSyncInterval, o.Validity/10)
+	}
+	if o.CertDir == "" {
+		o.CertDir = DefaultCertDir()
+	}
+	if o.Mode == ModeSelf && o.Namespace == "" {
+		return o, fmt.Errorf("webhook certificate mode self needs the operator's namespace")
+	}
+	return o, nil
+}
+
+// DefaultCertDir is controller-runtime's default webhook cert dir, where upstream's Deployment
+// also mounts the cert-manager Secret.
+func DefaultCertDir() string {
+	return filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+}
+
+// DNSNames returns the names the serving certificate is valid for.
+func (o Options) DNSNames() []string {
+	names := []string{
+		o.ServiceName + "." + o.Namespace + ".svc",
+		o.ServiceName + "." + o.Namespace + ".svc.cluster.local",
+	}
+	return append(names, o.ExtraDNSNames...)
+}

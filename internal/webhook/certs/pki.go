@@ -1,0 +1,260 @@
+package certs
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"slices"
+	"time"
+)
+
+// Secret keys.
+const (
+	keyCert   = "tls.crt"
+	keyKey    = "tls.key"
+	keyCA     = "ca.crt"
+	keyCAKey  = "ca.key"
+	caSubject = "opentelemetry-operator-webhook-ca"
+)
+
+// clockSkew backdates certificates so that API servers with a slightly late clock accept them.
+const clockSkew = 5 * time.Minute
+
+// backdate returns the NotBefore for a certificate valid for validity from now: up to clockSkew
+// earlier, but never more than a tenth of the validity, so short test validities still work.
+func backdate(now time.Time, validity time.Duration) time.Time {
+	return now.Add(-min(clockSkew, validity/10))
+}
+
+// material is what the Secret holds, parsed.
+type material struct {
+	ca     *x509.Certificate
+	caKey  crypto.Signer
+	bundle []*x509.Certificate // ca first, then older CAs that are still valid
+	cert   *x509.Certificate
+	// raw PEM as stored
+	certPEM, keyPEM, bundlePEM, caKeyPEM []byte
+}
+
+// data returns the Secret data for m.
+func (m *material) data() map[string][]byte {
+	return map[string][]byte{keyCert: m.certPEM, keyKey: m.keyPEM, keyCA: m.bundlePEM, keyCAKey: m.caKeyPEM}
+}
+
+// parseMaterial parses Secret data; any defect is an error (and leads to a new CA).
+func parseMaterial(d map[string][]byte) (*material, error) {
+	m := &material{certPEM: d[keyCert], keyPEM: d[keyKey], bundlePEM: d[keyCA], caKeyPEM: d[keyCAKey]}
+	var err error
+	if m.bundle, err = parseCerts(m.bundlePEM); err != nil || len(m.bundle) == 0 {
+		return nil, fmt.Errorf("%s: no CA certificate", keyCA)
+	}
+	m.ca = m.bundle[0]
+	if m.caKey, err = parseKey(m.caKeyPEM); err != nil {
+		return nil, fmt.Errorf("%s: %w", keyCAKey, err)
+	}
+	certs, err := parseCerts(m.certPEM)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("%s: no certificate", keyCert)
+	}
+	m.cert = certs[0]
+	key, err := parseKey(m.keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyKey, err)
+	}
+	if !publicKeysEqual(key.Public(), m.cert.PublicKey) || !publicKeysEqual(m.caKey.Public(), m.ca.PublicKey) {
+		return nil, fmt.Errorf("a key does not match its certificate")
+	}
+	return m, nil
+}
+
+func publicKeysEqual(a, b crypto.PublicKey) bool {
+	ea, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && ea.Equal(b)
+}
+
+func parseCerts(p []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, p = pem.Decode(p)
+		if block == nil {
+			return out, nil
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+}
+
+func parseKey(p []byte) (crypto.Signer, error) {
+	block, _ := pem.Decode(p)
+	if block == nil {
+		return nil, fmt.Errorf("no PEM key")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("unsupported key type %T", k)
+	}
+	return s, nil
+}
+
+// dueForRenewal is true when less than a third of c's validity is left at now.
+func dueForRenewal(c *x509.Certificate, now time.Time) bool {
+	lifetime := c.NotAfter.Sub(c.NotBefore)
+	return c.NotAfter.Sub(now) < lifetime/3
+}
+
+// servingOK is true when m's serving certificate is signed by its CA, not due for renewal and
+// valid for exactly the wanted names and IPs.
+func servingOK(m *material, dnsNames []string, ips []net.IP, now time.Time) bool {
+	if dueForRenewal(m.cert, now) || m.cert.CheckSignatureFrom(m.ca) != nil {
+		return false
+	}
+	if !slices.Equal(m.cert.DNSNames, dnsNames) || len(m.cert.IPAddresses) != len(ips) {
+		return false
+	}
+	for i, ip := range ips {
+		if !ip.Equal(m.cert.IPAddresses[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// renew returns the material to store: old itself when everything is fine, otherwise a new
+// serving certificate, and a new CA too when old has none usable or its CA is due. A replaced CA
+// stays in the bundle until it expires, so that replicas still serving the previous certificate
+// are trusted while they pick up the new one.
+func renew(old *material, o Options, now time.Time) (*material, bool, error) {
+	if old != nil && !dueForRenewal(old.ca, now) && servingOK(old, o.DNSNames(), o.ExtraIPs, now) {
+		return old, false, nil
+	}
+	m := &material{}
+	var previous []*x509.Certificate
+	if old != nil && !dueForRenewal(old.ca, now) {
+		m.ca, m.caKey, m.caKeyPEM = old.ca, old.caKey, old.caKeyPEM
+		previous = old.bundle[1:]
+	} else {
+		var err error
+		if m.ca, m.caKey, m.caKeyPEM, err = newCA(o.CAValidity, now); err != nil {
+			return nil, false, err
+		}
+		if old != nil {
+			previous = old.bundle
+		}
+	}
+	m.bundle = []*x509.Certificate{m.ca}
+	for _, c := range previous {
+		if now.Before(c.NotAfter) && !c.Equal(m.ca) {
+			m.bundle = append(m.bundle, c)
+		}
+	}
+	var buf bytes.Buffer
+	for _, c := range m.bundle {
+		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	m.bundlePEM = buf.Bytes()
+	var err error
+	if m.cert, m.certPEM, m.keyPEM, err = newServing(m.ca, m.caKey, o.DNSNames(), o.ExtraIPs, o.Validity, now); err != nil {
+		return nil, false, err
+	}
+	return m, true, nil
+}
+
+func newKey() (*ecdsa.PrivateKey, []byte, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+func serial() (*big.Int, error) {
+	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+}
+
+func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          sn,
+		Subject:               pkix.Name{CommonName: caSubject},
+		NotBefore:             backdate(now, validity),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := x509.ParseCertificate(der)
+	return c, key, keyPEM, err
+}
+
+func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*x509.Certificate, []byte, []byte, error) {
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	notAfter := now.Add(validity)
+	if notAfter.After(ca.NotAfter) {
+		notAfter = ca.NotAfter
+	}
+	cn := "webhook"
+	if len(dnsNames) > 0 {
+		cn = dnsNames[0]
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: sn,
+		Subject:      pkix.Name{CommonName: cn},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
+		NotBefore:    backdate(now, validity),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+}

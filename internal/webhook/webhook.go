@@ -1,0 +1,49 @@
+// Package webhook wires the operator's admission and conversion webhooks and their certificates
+// into a controller-runtime manager: the OpenTelemetryCollector defaulter and validator, the
+// v1alpha1 <-> v1beta1 conversion endpoint, and (with certs.ModeSelf) the self-managed CA and
+// serving certificate.
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/otelop/otelop/internal/webhook/certs"
+	"github.com/otelop/otelop/internal/webhook/collector"
+)
+
+// Options configure Setup.
+type Options struct {
+	// Collector configures the OpenTelemetryCollector webhooks. When Collector.Reviewer is nil,
+	// Setup uses the manager's client for the SubjectAccessReviews.
+	Collector collector.Options
+	// DisablePrivilegeCheck turns off the SubjectAccessReview check (e.g. when the operator does
+	// not create RBAC for collectors).
+	DisablePrivilegeCheck bool
+	// Certs configures the webhook serving certificate. The zero value uses certs.ModeFiles:
+	// certificates are expected in the webhook server's cert dir.
+	Certs certs.Options
+}
+
+// Setup registers every webhook on mgr's webhook server and, in self mode, provisions the serving
+// certificate before returning (so the webhook server finds it when the manager starts) and adds
+// a runnable that rotates it and keeps the CA bundle injected. Call it before mgr.Start; ctx
+// bounds only the initial certificate provisioning.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := certs.Setup(ctx, mgr, opts.Certs); err != nil {
+		return fmt.Errorf("webhook certificates: %w", err)
+	}
+	col := opts.Collector
+	if col.Reviewer == nil && !opts.DisablePrivilegeCheck {
+		col.Reviewer = mgr.GetClient()
+	}
+	if opts.DisablePrivilegeCheck {
+		col.Reviewer = nil
+	}
+	if err := collector.Setup(mgr, col); err != nil {
+		return fmt.Errorf("collector webhooks: %w", err)
+	}
+	return nil
+}
