@@ -94,3 +94,13 @@ func stringsToAny(in []string) []any {
 	}
 	return out
 }
+
+// ConfigYAML returns spec.config as the YAML document the collector reads, without any target
+// allocator rewrite (the sidecar injector puts it in OTEL_CONFIG).
+func ConfigYAML(otelcol v1beta1.OpenTelemetryCollector) (string, error) {
+	out, err := configYAML(RawConfig(otelcol.Spec.Config))
+	if err != nil {
+		return "", fmt.Errorf("spec.config: %w", err)
+	}
+	return out, nil
+}

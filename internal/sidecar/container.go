@@ -1,0 +1,131 @@
+// Package sidecar builds the collector container the pod webhook injects into pods annotated with
+// sidecar.opentelemetry.io/inject, as a pure function of the collector, the operator options and
+// the pod.
+package sidecar
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/manifests/collector"
+	"github.com/otelop/otelop/internal/naming"
+)
+
+// Environment variables of the injected container.
+const (
+	// ConfigEnv holds the collector config; the container runs with --config=env:OTEL_CONFIG.
+	ConfigEnv = "OTEL_CONFIG"
+	// ResourceAttributesEnv lists the pod's resource attributes as k=v pairs.
+	ResourceAttributesEnv = "OTEL_RESOURCE_ATTRIBUTES"
+	// PodNameEnv, PodUIDEnv and NodeNameEnv are referenced from OTEL_RESOURCE_ATTRIBUTES.
+	PodNameEnv  = "OTEL_RESOURCE_ATTRIBUTES_POD_NAME"
+	PodUIDEnv   = "OTEL_RESOURCE_ATTRIBUTES_POD_UID"
+	NodeNameEnv = "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME"
+)
+
+// Owners are the pod's workload owners the webhook resolved (a ReplicaSet and its Deployment);
+// their names and UIDs become resource attributes. Empty fields are left out.
+type Owners struct {
+	ReplicaSetName, ReplicaSetUID string
+	DeploymentName, DeploymentUID string
+}
+
+// Container returns the otc-container injected into pod: the collector's container without the
+// ConfigMap, with the config in OTEL_CONFIG and --config=env:OTEL_CONFIG, and, unless the
+// collector's env already sets OTEL_RESOURCE_ATTRIBUTES, the pod's resource attributes. With
+// opts.NativeSidecars it is meant for initContainers: restartPolicy Always and, without a startup
+// probe, the readiness probe as startup probe. The ReplicaSet is taken from the pod's controller
+// owner reference; use ContainerWithOwners to pass the Deployment too.
+func Container(otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, pod corev1.Pod) (corev1.Container, error) {
+	var owners Owners
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind == "ReplicaSet" && ref.Controller != nil && *ref.Controller {
+			owners.ReplicaSetName, owners.ReplicaSetUID = ref.Name, string(ref.UID)
+		}
+	}
+	return ContainerWithOwners(otelcol, opts, pod, owners)
+}
+
+// ContainerWithOwners is Container with the pod's owners given explicitly.
+func ContainerWithOwners(otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, pod corev1.Pod, owners Owners) (corev1.Container, error) {
+	cfg, err := collector.ConfigYAML(otelcol)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	c := collector.Container(otelcol, opts, false)
+	c.Args = append(c.Args, "--config=env:"+ConfigEnv)
+	c.Env = append(c.Env, corev1.EnvVar{Name: ConfigEnv, Value: cfg})
+	if !hasEnv(c.Env, ResourceAttributesEnv) {
+		c.Env = append(c.Env, resourceAttributesEnv(pod, otelcol.Namespace, owners)...)
+	}
+	if opts.NativeSidecars {
+		always := corev1.ContainerRestartPolicyAlways
+		c.RestartPolicy = &always
+		if c.StartupProbe == nil {
+			c.StartupProbe = c.ReadinessProbe
+		}
+	}
+	return c, nil
+}
+
+// InjectedLabel marks pods that carry a sidecar: sidecar.opentelemetry.io/injected=<ns>.<name>.
+const InjectedLabel = "sidecar.opentelemetry.io/injected"
+
+// InjectedLabelValue returns the value of InjectedLabel for otelcol.
+func InjectedLabelValue(otelcol v1beta1.OpenTelemetryCollector) string {
+	return naming.Instance(otelcol.Namespace, otelcol.Name)
+}
+
+// resourceAttributesEnv returns the three field-ref variables and OTEL_RESOURCE_ATTRIBUTES with
+// the k8s.* attributes sorted by key.
+func resourceAttributesEnv(pod corev1.Pod, fallbackNamespace string, owners Owners) []corev1.EnvVar {
+	ns := pod.Namespace
+	if ns == "" {
+		ns = fallbackNamespace
+	}
+	attrs := map[string]string{
+		"k8s.pod.name":       "$(" + PodNameEnv + ")",
+		"k8s.pod.uid":        "$(" + PodUIDEnv + ")",
+		"k8s.node.name":      "$(" + NodeNameEnv + ")",
+		"k8s.namespace.name": ns,
+	}
+	set := func(k, v string) {
+		if v != "" {
+			attrs[k] = v
+		}
+	}
+	set("k8s.deployment.name", owners.DeploymentName)
+	set("k8s.deployment.uid", owners.DeploymentUID)
+	set("k8s.replicaset.name", owners.ReplicaSetName)
+	set("k8s.replicaset.uid", owners.ReplicaSetUID)
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + attrs[k]
+	}
+	fieldRef := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return []corev1.EnvVar{
+		fieldRef(PodNameEnv, "metadata.name"),
+		fieldRef(PodUIDEnv, "metadata.uid"),
+		fieldRef(NodeNameEnv, "spec.nodeName"),
+		{Name: ResourceAttributesEnv, Value: strings.Join(parts, ",")},
+	}
+}
+
+func hasEnv(env []corev1.EnvVar, name string) bool {
+	for _, e := range env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
