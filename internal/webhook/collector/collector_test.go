@@ -232,4 +232,3 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
-
