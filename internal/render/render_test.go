@@ -1,0 +1,87 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func run(args []string, stdin string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestSamplesGolden renders every collector sample of config/samples.
+func TestSamplesGolden(t *testing.T) {
+	samples, err := filepath.Glob("../../config/samples/*opentelemetrycollector*.yaml")
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("no samples: %v", err)
+	}
+	for _, sample := range samples {
+		name := strings.TrimSuffix(filepath.Base(sample), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := run([]string{"-f", sample}, "")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			path := filepath.Join("testdata", name+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != string(want) {
+				t.Errorf("%s differs; review and run go test ./internal/render -update", path)
+			}
+		})
+	}
+}
+
+func TestStdinJSONAndSet(t *testing.T) {
+	g := NewWithT(t)
+	in, err := os.ReadFile("../../config/samples/opentelemetry.io_v1beta1_opentelemetrycollector_deployment.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	code, out, stderr := run([]string{"-f", "-", "-o", "json", "--set", "spec.mode=statefulset", "--set", "metadata.namespace=prod"}, string(in))
+	g.Expect(code).To(Equal(0), stderr)
+	g.Expect(out).To(HavePrefix("["))
+	g.Expect(out).To(ContainSubstring(`"kind": "StatefulSet"`))
+	g.Expect(out).To(ContainSubstring(`"namespace": "prod"`))
+	g.Expect(out).To(ContainSubstring(`"serviceName": "simple-collector-headless"`))
+}
+
+func TestBadInput(t *testing.T) {
+	g := NewWithT(t)
+	code, out, stderr := run([]string{"-f", "testdata/bad.yaml"}, "")
+	g.Expect(code).To(Equal(1))
+	g.Expect(out).To(BeEmpty())
+	g.Expect(stderr).To(ContainSubstring("testdata/bad.yaml: document 2 (OpenTelemetryCollector broken): spec.config.service.pipelines.traces.receivers[1]"))
+	g.Expect(stderr).To(ContainSubstring("testdata/bad.yaml: document 2 (OpenTelemetryCollector broken): spec.tolerations"))
+	g.Expect(stderr).To(ContainSubstring(`testdata/bad.yaml: document 3: unknown field "spec.replicaz"`))
+}
+
+func TestFlags(t *testing.T) {
+	g := NewWithT(t)
+	code, _, stderr := run([]string{"--help"}, "")
+	g.Expect(code).To(Equal(0))
+	g.Expect(stderr).To(ContainSubstring("Usage: opentelemetry-operator render -f FILE"))
+	code, _, _ = run(nil, "")
+	g.Expect(code).To(Equal(2))
+	code, _, _ = run([]string{"-f", "x", "-o", "xml"}, "")
+	g.Expect(code).To(Equal(2))
+	code, _, stderr = run([]string{"-f", "does-not-exist.yaml"}, "")
+	g.Expect(code).To(Equal(1))
+	g.Expect(stderr).To(ContainSubstring("does-not-exist.yaml"))
+}
