@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 	g.Expect(out).To(BeEmpty())
 	g.Expect(stderr).To(ContainSubstring("testdata/bad.yaml: document 2 (OpenTelemetryCollector broken): spec.config.service.pipelines.traces.receivers[1]"))
 	g.Expect(stderr).To(ContainSubstring("testdata/bad.yaml: document 2 (OpenTelemetryCollector broken): spec.tolerations"))
-	g.Expect(stderr).To(ContainSubstring(`testdata/bad.yaml: document 3: unknown field "spec.replicaz"`))
+	g.Expect(stderr).To(ContainSubstring(`testdata/bad.yaml: document 3: unknown field "replicaz"`))
 }
 
 func TestFlags(t *testing.T) {
