@@ -18,7 +18,9 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/internal/webhook/collector"
 )
 
 var (
@@ -76,7 +78,9 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Setup(ctx, mgr, Options{}); err != nil {
+	manifests := mcollector.DefaultOptions()
+	manifests.CreateRBAC = true
+	if err := Setup(ctx, mgr, Options{Collector: collector.Options{Manifests: manifests}}); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})

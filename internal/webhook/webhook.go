@@ -16,8 +16,9 @@ import (
 
 // Options configure Setup.
 type Options struct {
-	// Collector configures the OpenTelemetryCollector webhooks. When Collector.Reviewer is nil,
-	// Setup uses the manager's client for the SubjectAccessReviews.
+	// Collector configures the OpenTelemetryCollector webhooks; set Collector.Manifests to the
+	// builder options the reconciler uses. When Collector.Reviewer is nil, Setup uses the
+	// manager's client for the SubjectAccessReviews (they are create-only, never cached).
 	Collector collector.Options
 	// DisablePrivilegeCheck turns off the SubjectAccessReview check (e.g. when the operator does
 	// not create RBAC for collectors).

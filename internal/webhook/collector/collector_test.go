@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 )
 
 const otlpDebug = `{"receivers":{"otlp":{"protocols":{"grpc":{}}}},"exporters":{"debug":{}},
@@ -44,14 +45,14 @@ func TestDefault(t *testing.T) {
 		s.TargetAllocator.Enabled = true
 		s.Ingress.Type = v1beta1.IngressTypeIngress
 	})
-	g.Expect(ApplyDefaults(c, DefaultOptions{EnableNetworkPolicy: true})).To(Succeed())
+	g.Expect(ApplyDefaults(c, mcollector.Options{OperandNetworkPolicy: true})).To(Succeed())
 	s := c.Spec
 	g.Expect(s.Mode).To(Equal(v1beta1.ModeDeployment))
 	g.Expect(s.UpgradeStrategy).To(Equal(v1beta1.UpgradeStrategyAutomatic))
 	g.Expect(s.ManagementState).To(Equal(v1beta1.ManagementStateManaged))
 	g.Expect(*s.TargetAllocator.Replicas).To(Equal(int32(1)))
 	g.Expect(*s.Autoscaler.MinReplicas).To(Equal(int32(3)))
-	g.Expect(*s.Autoscaler.TargetCPUUtilization).To(Equal(DefaultCPUTarget))
+	g.Expect(*s.Autoscaler.TargetCPUUtilization).To(Equal(int32(90)))
 	g.Expect(s.Ingress.RuleType).To(Equal(v1beta1.IngressRuleTypePath))
 	g.Expect(*s.NetworkPolicy.Enabled).To(BeTrue())
 	grpc := s.Config.Receivers.Object["otlp"].(map[string]any)["protocols"].(map[string]any)["grpc"].(map[string]any)
@@ -60,7 +61,7 @@ func TestDefault(t *testing.T) {
 
 	// Idempotent: a second pass changes nothing.
 	again := c.DeepCopy()
-	g.Expect(ApplyDefaults(again, DefaultOptions{EnableNetworkPolicy: true})).To(Succeed())
+	g.Expect(ApplyDefaults(again, mcollector.Options{OperandNetworkPolicy: true})).To(Succeed())
 	g.Expect(equality.Semantic.DeepEqual(again, c)).To(BeTrue())
 }
 
@@ -71,7 +72,7 @@ func TestDefaultLeavesSetValues(t *testing.T) {
 		s.Ingress.Type = v1beta1.IngressTypeRoute
 		s.Autoscaler = &v1beta1.AutoscalerSpec{MaxReplicas: ptr.To[int32](5), TargetMemoryUtilization: ptr.To[int32](70)}
 	})
-	g.Expect(ApplyDefaults(c, DefaultOptions{})).To(Succeed())
+	g.Expect(ApplyDefaults(c, mcollector.Options{})).To(Succeed())
 	g.Expect(c.Spec.Mode).To(Equal(v1beta1.ModeSidecar))
 	g.Expect(c.Spec.Replicas).To(Equal(ptr.To[int32](1)))
 	g.Expect(c.Spec.TargetAllocator.Replicas).To(BeNil())
@@ -131,7 +132,7 @@ func TestValidate(t *testing.T) {
 				s.TargetAllocator.Enabled = true
 				s.TargetAllocator.AllocationStrategy = v1beta1.TargetAllocatorAllocationStrategyPerNode
 			},
-			want: []string{"spec.targetAllocator.enabled", "spec.config.receivers.prometheus"},
+			want: []string{"spec.targetAllocator.enabled", "spec.targetAllocator.allocationStrategy", "spec.config.receivers.prometheus"},
 		},
 		{
 			name: "target allocator daemonset needs per-node", config: promDebug,
@@ -219,8 +220,9 @@ func TestValidate(t *testing.T) {
 			if tc.old != nil {
 				old = collector(t, tc.config, tc.old)
 			}
+			tc.opts.Manifests = mcollector.DefaultOptions()
 			errs, warnings := Validate(c, old, tc.opts)
-			g.Expect(paths(errs)).To(ConsistOf(tc.want), errs.ToAggregate())
+			g.Expect(paths(errs)).To(ConsistOf(tc.want), "%v", errs)
 			for _, e := range errs {
 				if e.Type != field.ErrorTypeNotFound {
 					g.Expect(e.Detail).NotTo(BeEmpty(), "every error says what is allowed")

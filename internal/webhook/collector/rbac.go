@@ -9,7 +9,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -107,12 +106,4 @@ func joinLimited(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}
-
-// quantityInt returns q as a whole number.
-func quantityInt(q *resource.Quantity) (int64, bool) {
-	if q == nil {
-		return 0, false
-	}
-	return q.AsInt64()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 )
 
 // Webhook paths, as upstream serves them (controller-runtime derives the same from the type).
@@ -24,21 +25,17 @@ const (
 // maxListed bounds how many missing permissions an error message names.
 const maxListed = 10
 
-// BuildCheck runs the manifest builders on a (defaulted) collector and returns what they reject,
-// as errors with field paths, and what they warn about. The collector builders provide one.
-type BuildCheck func(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) (field.ErrorList, []string)
-
 // Options configure the collector webhooks.
 type Options struct {
-	// Defaults tune the defaulter.
-	Defaults DefaultOptions
-	// Validation tunes the validator.
-	Validation ValidateOptions
-	// Reviewer creates SubjectAccessReviews for the privilege-escalation check. Nil disables the
-	// check; set it whenever the operator creates ClusterRoles for collectors.
+	// Manifests are the builders' operator-wide options (images, capabilities, feature gates),
+	// the same the reconciler builds with: defaulting and validation run the builders with them.
+	Manifests mcollector.Options
+	// FIPSDisabledComponents are "<kind>.<type>" components rejected on a FIPS platform.
+	FIPSDisabledComponents []string
+	// Reviewer creates SubjectAccessReviews for the privilege-escalation check, which runs when
+	// it is set and Manifests.CreateRBAC is true (the operator then grants the collector's
+	// ServiceAccount a ClusterRole).
 	Reviewer client.Client
-	// Build, when set, runs after the rules of Validate and adds its errors and warnings.
-	Build BuildCheck
 }
 
 // Webhook defaults and validates v1beta1 OpenTelemetryCollectors. Build it with New.
@@ -69,7 +66,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 
 // Default applies ApplyDefaults with the webhook's options.
 func (w *Webhook) Default(_ context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {
-	return ApplyDefaults(otelcol, w.opts.Defaults)
+	return ApplyDefaults(otelcol, w.opts.Manifests)
 }
 
 // ValidateCreate validates a new collector.
@@ -89,18 +86,13 @@ func (w *Webhook) ValidateDelete(context.Context, *v1beta1.OpenTelemetryCollecto
 }
 
 func (w *Webhook) validate(ctx context.Context, otelcol, old *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
-	errs, warnings := Validate(otelcol, old, w.opts.Validation)
-	if w.opts.Reviewer != nil {
+	errs, warnings := Validate(otelcol, old, ValidateOptions{Manifests: w.opts.Manifests, FIPSDisabledComponents: w.opts.FIPSDisabledComponents})
+	if w.opts.Reviewer != nil && w.opts.Manifests.CreateRBAC {
 		rbacErrs, err := w.checkEscalation(ctx, otelcol, old)
 		if err != nil {
 			return warnings, err
 		}
 		errs = append(errs, rbacErrs...)
-	}
-	if w.opts.Build != nil && len(errs) == 0 {
-		buildErrs, buildWarnings := w.opts.Build(ctx, otelcol)
-		errs = append(errs, buildErrs...)
-		warnings = append(warnings, buildWarnings...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("OpenTelemetryCollector").GroupKind(), otelcol.Name, errs)
@@ -113,13 +105,13 @@ func (w *Webhook) validate(ctx context.Context, otelcol, old *v1beta1.OpenTeleme
 // stored version count. Without it, anyone allowed to create a collector could obtain, through the
 // collector's ServiceAccount, read access to every pod, node or secret in the cluster.
 func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.OpenTelemetryCollector) (field.ErrorList, error) {
-	want, err := rbacRules(otelcol)
-	if err != nil || len(want) == 0 {
-		return nil, nil //nolint:nilerr // an undecodable config is reported by Validate.
+	want := rbacRules(otelcol)
+	if len(want) == 0 {
+		return nil, nil
 	}
 	var have []rbacv1.PolicyRule
 	if old != nil {
-		have, _ = rbacRules(old)
+		have = rbacRules(old)
 	}
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
@@ -137,10 +129,6 @@ func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.Ope
 			"ask an administrator to grant them to you or to create this collector", req.UserInfo.Username, joinLimited(missing, maxListed)))}, nil
 }
 
-func rbacRules(otelcol *v1beta1.OpenTelemetryCollector) ([]rbacv1.PolicyRule, error) {
-	raw, err := configMap(&otelcol.Spec.Config)
-	if err != nil {
-		return nil, err
-	}
-	return collectorconfig.RBACRules(collectorconfig.Parse(raw)), nil
+func rbacRules(otelcol *v1beta1.OpenTelemetryCollector) []rbacv1.PolicyRule {
+	return collectorconfig.RBACRules(collectorconfig.Parse(mcollector.RawConfig(otelcol.Spec.Config)))
 }
