@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -69,10 +70,37 @@ type Options struct {
 	CRDs                            []string
 }
 
+// Object names of upstream's default install (kustomize prefix "opentelemetry-operator-").
+const (
+	DefaultMutatingWebhookConfiguration   = "opentelemetry-operator-mutating-webhook-configuration"
+	DefaultValidatingWebhookConfiguration = "opentelemetry-operator-validating-webhook-configuration"
+	// CollectorCRD is the only CRD with a conversion webhook (v1alpha1 <-> v1beta1).
+	CollectorCRD = "opentelemetrycollectors.opentelemetry.io"
+)
+
+// serviceAccountNamespaceFile holds the pod's namespace in a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// DefaultOptions returns self mode for upstream's default object names; Namespace is read from
+// the pod's service account when left empty.
+func DefaultOptions() Options {
+	return Options{
+		Mode:                            ModeSelf,
+		SecretName:                      DefaultSecretName,
+		ServiceName:                     DefaultServiceName,
+		Validity:                        DefaultValidity,
+		MutatingWebhookConfigurations:   []string{DefaultMutatingWebhookConfiguration},
+		ValidatingWebhookConfigurations: []string{DefaultValidatingWebhookConfiguration},
+		CRDs:                            []string{CollectorCRD},
+	}
+}
+
 // BindFlags registers the certificate flags on fs.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&o.Mode), "webhook-cert-mode", string(o.Mode),
 		"Who provides the webhook serving certificate: \"self\" (the operator creates a CA and certificate in a Secret, rotates them and injects the CA bundle), \"cert-manager\" (cert-manager issues and injects it), or \"files\" (tls.crt and tls.key are already in the cert dir).")
+	fs.StringVar(&o.Namespace, "webhook-cert-namespace", o.Namespace,
+		"With --webhook-cert-mode=self: the operator's namespace, holding the Secret and the webhook Service; empty reads it from the pod's service account.")
 	fs.StringVar(&o.SecretName, "webhook-cert-secret", o.SecretName,
 		"With --webhook-cert-mode=self: the Secret in the operator's namespace that stores the CA and serving certificate.")
 	fs.StringVar(&o.ServiceName, "webhook-service-name", o.ServiceName,
@@ -85,6 +113,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Directory the webhook server reads tls.crt and tls.key from.")
 	fs.DurationVar(&o.Validity, "webhook-cert-validity", o.Validity,
 		"With --webhook-cert-mode=self: validity of the serving certificate; it is renewed when a third of it is left.")
+	fs.StringSliceVar(&o.MutatingWebhookConfigurations, "webhook-cert-inject-mutating", o.MutatingWebhookConfigurations,
+		"With --webhook-cert-mode=self: MutatingWebhookConfigurations that get the CA bundle (comma-separated).")
+	fs.StringSliceVar(&o.ValidatingWebhookConfigurations, "webhook-cert-inject-validating", o.ValidatingWebhookConfigurations,
+		"With --webhook-cert-mode=self: ValidatingWebhookConfigurations that get the CA bundle (comma-separated).")
+	fs.StringSliceVar(&o.CRDs, "webhook-cert-inject-crds", o.CRDs,
+		"With --webhook-cert-mode=self: CRDs whose conversion webhook gets the CA bundle (comma-separated).")
 }
 
 // withDefaults fills unset fields and checks the mode.
@@ -116,6 +150,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CertDir == "" {
 		o.CertDir = DefaultCertDir()
+	}
+	if o.Mode == ModeSelf && o.Namespace == "" {
+		if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+			o.Namespace = strings.TrimSpace(string(b))
+		}
 	}
 	if o.Mode == ModeSelf && o.Namespace == "" {
 		return o, fmt.Errorf("webhook certificate mode self needs the operator's namespace")

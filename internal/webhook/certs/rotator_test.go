@@ -12,12 +12,15 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -239,4 +242,37 @@ func serve(t *testing.T, certDir string, port int) {
 		}
 		return err
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+}
+
+func TestSetupProvisionsBeforeStart(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := fixture(t, freePort(t))
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(Setup(ctx, mgr, opts)).To(Succeed())
+	// Files exist before the manager (and its webhook server) starts.
+	g.Expect(filepath.Join(opts.CertDir, CertFile)).To(BeARegularFile())
+	g.Expect(filepath.Join(opts.CertDir, KeyFile)).To(BeARegularFile())
+
+	// Other modes touch nothing.
+	other := opts
+	other.Mode, other.CertDir = ModeCertManager, t.TempDir()
+	g.Expect(Setup(ctx, mgr, other)).To(Succeed())
+	entries, err := os.ReadDir(other.CertDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(entries).To(BeEmpty())
+}
+
+func TestFlags(t *testing.T) {
+	g := NewWithT(t)
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	g.Expect(fs.Parse([]string{"--webhook-cert-mode=cert-manager", "--webhook-cert-extra-ips=127.0.0.1,::1", "--webhook-cert-validity=48h"})).To(Succeed())
+	g.Expect(o.Mode).To(Equal(ModeCertManager))
+	g.Expect(o.ExtraIPs).To(HaveLen(2))
+	g.Expect(o.Validity).To(Equal(48 * time.Hour))
+	g.Expect(o.CRDs).To(Equal([]string{CollectorCRD}))
 }
