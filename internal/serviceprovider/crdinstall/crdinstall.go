@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	crdfs "github.com/otelop/otelop/config/service-provider/crd"
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	crdfs "github.com/otelop/otelop/config/service-provider/crd"
 )
 
 // FieldOwner is the server-side apply field manager of init.
