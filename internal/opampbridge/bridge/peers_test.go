@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -95,7 +96,12 @@ service:
 	g.Expect(srv.Wait(wait, "the collector's health under its pod", func(m map[string]*opamptest.AgentState) bool { return underPod(m) == 1 })).To(Succeed(),
 		func() string { return fmt.Sprintf("health: %v", srv.Agent(uid).Health) })
 	g.Expect(srv.Wait(wait, "the collector's own config in the effective config", func(m map[string]*opamptest.AgentState) bool {
-		return len(m[uid].EffectiveConfig.GetConfigMap().GetConfigMap()) == 2
+		for k := range m[uid].EffectiveConfig.GetConfigMap().GetConfigMap() {
+			if !strings.Contains(k, "/") {
+				return true // keyed by the collector's instance UID
+			}
+		}
+		return false
 	})).To(Succeed())
 
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
