@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -197,4 +198,25 @@ func TestPrivilegeEscalationIsRejected(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
 		Subjects: []rbacv1.Subject{subject}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name}})).To(Succeed())
 	g.Eventually(func() error { return alice.Create(ctx, c.DeepCopy()) }).Should(Succeed())
+}
+
+type warnings struct{ texts []string }
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.texts = append(w.texts, text) }
+
+func TestPrometheusCRWithoutPermissionsWarns(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	cfg := rest.CopyConfig(env.Config)
+	got := &warnings{}
+	cfg.WarningHandler = got
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	col := newCollector(t, namespace(t), "ta", `{"receivers":{"prometheus":{"config":{}}},"exporters":{"debug":{}},
+"service":{"pipelines":{"metrics":{"receivers":["prometheus"],"exporters":["debug"]}}}}`, v1beta1.ModeStatefulSet)
+	col.Spec.TargetAllocator.Enabled = true
+	col.Spec.TargetAllocator.PrometheusCR.Enabled = true
+	g.Expect(c.Create(ctx, col)).To(Succeed())
+	g.Expect(got.texts).To(ContainElement(And(ContainSubstring("ta-targetallocator"), ContainSubstring("servicemonitors"))))
 }

@@ -10,6 +10,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
 )
 
 // access is one flattened permission of a PolicyRule: a verb on a resource (in a group, optionally
@@ -106,4 +108,36 @@ func joinLimited(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// prometheusCRRules are the permissions a target allocator needs to discover scrape targets from
+// Prometheus Operator CRs; upstream warns when its ServiceAccount lacks any of them.
+var prometheusCRRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors"}, Verbs: []string{"*"}},
+	{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/metrics", "services", "endpoints", "pods", "namespaces"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list", "watch"}},
+	{NonResourceURLs: []string{"/metrics", "/api", "/api/*", "/apis", "/apis/*"}, Verbs: []string{"get"}},
+}
+
+// serviceAccountUser is how the API server authenticates a ServiceAccount.
+func serviceAccountUser(namespace, name string) authenticationv1.UserInfo {
+	return authenticationv1.UserInfo{
+		Username: "system:serviceaccount:" + namespace + ":" + name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+	}
+}
+
+// targetAllocatorServiceAccount is the ServiceAccount the target allocator of a collector runs as.
+func targetAllocatorServiceAccount(otelcol *v1beta1.OpenTelemetryCollector) string {
+	if sa := otelcol.Spec.TargetAllocator.ServiceAccount; sa != "" {
+		return sa
+	}
+	name := otelcol.Name
+	const suffix = "-targetallocator"
+	if len(name) > 63-len(suffix) {
+		name = strings.TrimRight(name[:63-len(suffix)], "-.")
+	}
+	return name + suffix
 }

@@ -94,6 +94,13 @@ func (w *Webhook) validate(ctx context.Context, otelcol, old *v1beta1.OpenTeleme
 		}
 		errs = append(errs, rbacErrs...)
 	}
+	if w.opts.Reviewer != nil && otelcol.Spec.TargetAllocator.Enabled && otelcol.Spec.TargetAllocator.PrometheusCR.Enabled {
+		taWarnings, err := w.checkPrometheusCRAccess(ctx, otelcol)
+		if err != nil {
+			return warnings, err
+		}
+		warnings = append(warnings, taWarnings...)
+	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("OpenTelemetryCollector").GroupKind(), otelcol.Name, errs)
 	}
@@ -127,6 +134,21 @@ func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.Ope
 	return field.ErrorList{field.Forbidden(configPath,
 		fmt.Sprintf("the components in this config need the operator to grant the collector's ServiceAccount cluster permissions that user %q does not hold: %s; "+
 			"ask an administrator to grant them to you or to create this collector", req.UserInfo.Username, joinLimited(missing, maxListed)))}, nil
+}
+
+// checkPrometheusCRAccess warns, as upstream does, when the target allocator's ServiceAccount
+// cannot read the Prometheus CRs and the objects they point at.
+func (w *Webhook) checkPrometheusCRAccess(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) ([]string, error) {
+	sa := targetAllocatorServiceAccount(otelcol)
+	missing, err := missingAccess(ctx, w.opts.Reviewer, serviceAccountUser(otelcol.Namespace, sa), prometheusCRRules, nil)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	return []string{fmt.Sprintf("spec.targetAllocator.prometheusCR: ServiceAccount %s/%s cannot %s; the target allocator will not discover targets from ServiceMonitors and PodMonitors until it can",
+		otelcol.Namespace, sa, joinLimited(missing, maxListed))}, nil
 }
 
 func rbacRules(otelcol *v1beta1.OpenTelemetryCollector) []rbacv1.PolicyRule {
