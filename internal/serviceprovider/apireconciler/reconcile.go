@@ -155,7 +155,12 @@ func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request
 	}
 	cc, err := c.clusterContext(ctx, req)
 	if err != nil {
-		// Access is gone or never came: there is nothing of ours in those clusters to reach.
+		if !apierrors.IsNotFound(err) {
+			// Access exists but does not work right now: never skip the deletion guard for that.
+			Terminating(obj, ReasonWaitingForClusterAccess, "waiting for cluster access to check and delete: "+err.Error())
+			return ctrl.Result{}, err
+		}
+		// The access requests are gone or never made: nothing was created in those clusters.
 		ctrl.LoggerFrom(ctx).Info("deleting without cluster access", "reason", err.Error())
 		cc = nil
 	}
@@ -240,18 +245,26 @@ func (c *Controller[T, C]) event(before, after T) {
 	if c.opts.Recorder == nil {
 		return
 	}
-	now, was := readyOf(after), readyOf(before)
+	now := readyOf(after)
+	if typ, ok := transition(readyOf(before), now, c.isWarning); ok {
+		c.opts.Recorder.Eventf(after, nil, typ, now.Reason, "Reconcile", "%s", now.Message)
+	}
+}
+
+// transition decides whether a change of the Ready condition deserves an event, and its type: a
+// new status or reason always does; a new message only for warnings (a new problem is news, a new
+// progress detail is not).
+func transition(was, now *metav1.Condition, warning func(string) bool) (string, bool) {
 	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason && was.Message == now.Message) {
-		return
+		return "", false
 	}
-	if was != nil && was.Status == now.Status && was.Reason == now.Reason && !c.isWarning(now.Reason) {
-		return // same state, new detail: not a transition worth an event
+	if was != nil && was.Status == now.Status && was.Reason == now.Reason && !warning(now.Reason) {
+		return "", false
 	}
-	typ := corev1.EventTypeNormal
-	if c.isWarning(now.Reason) {
-		typ = corev1.EventTypeWarning
+	if warning(now.Reason) {
+		return corev1.EventTypeWarning, true
 	}
-	c.opts.Recorder.Eventf(after, nil, typ, now.Reason, "Reconcile", "%s", now.Message)
+	return corev1.EventTypeNormal, true
 }
 
 func (c *Controller[T, C]) isWarning(reason string) bool {

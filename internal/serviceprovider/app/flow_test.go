@@ -66,6 +66,15 @@ func TestServiceProvider(t *testing.T) {
 		sp2 := &providerv1alpha1.ServiceProvider{}
 		g.Expect(pc.Get(ctx, client.ObjectKey{Name: providerName}, sp2)).To(Succeed())
 		g.Expect(sp2.ResourceVersion).To(Equal(sp.ResourceVersion), "second init rewrote the ServiceProvider")
+		// The CRDs validate with field paths.
+		bad := &spv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Spec: spv1alpha1.ProviderConfigSpec{
+			Versions: []spv1alpha1.VersionConfig{{Version: "1.0.0", ChartURL: "https://example.com/chart"}}}}
+		g.Expect(pc.Create(ctx, bad)).To(MatchError(ContainSubstring("spec.versions[0].chartURL")))
+		bad.Spec.Versions = nil
+		g.Expect(pc.Create(ctx, bad)).To(MatchError(ContainSubstring("spec.versions")))
+		g.Expect(oc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "validation"}})).To(Succeed())
+		g.Expect(oc.Create(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "validation"}})).To(MatchError(ContainSubstring("spec.version")))
+
 		var ars clustersv1alpha1.AccessRequestList
 		g.Expect(pc.List(ctx, &ars, client.InNamespace(world.PodNamespace))).To(Succeed())
 		g.Expect(ars.Items).To(HaveLen(1), "one onboarding AccessRequest for init, reused")

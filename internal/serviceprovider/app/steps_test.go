@@ -76,15 +76,23 @@ func testWorkloadAccess(t *testing.T, ctx context.Context, wlNS string) {
 		}).Should(Succeed())
 		return next
 	}
+	start := time.Now()
 	second := rotate(first)
+	t.Logf("first rotation observed after %s", time.Since(start).Round(time.Millisecond))
 	g.Expect(listCollectors(ctx, withToken(first))).To(Succeed(), "the previous token stays valid for one rotation")
 	g.Expect(list()).To(Succeed())
 	third := rotate(second)
+	start = time.Now()
 	g.Eventually(func() error { return listCollectors(ctx, withToken(first)) }).Should(Satisfy(apierrors.IsUnauthorized),
 		"the token the operator started with is revoked after two rotations")
+	t.Logf("first token rejected %s after the second rotation", time.Since(start).Round(time.Millisecond))
 	g.Expect(listCollectors(ctx, withToken(third))).To(Succeed())
-	// The operator's long-lived client re-reads the token file and keeps working.
+	// The operator's long-lived client re-reads the token file (client-go caches a tokenFile for at
+	// most a minute) and keeps working; in a pod the previous token stays valid for one rotation
+	// (TTL/2), far longer than the kubelet and that cache need.
+	start = time.Now()
 	g.Eventually(list).Should(Succeed())
+	t.Logf("the operator's client recovered in %s", time.Since(start).Round(time.Millisecond))
 	g.Consistently(list).WithTimeout(time.Second).Should(Succeed())
 }
 

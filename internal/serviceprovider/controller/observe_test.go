@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+)
+
+func TestFluxPhase(t *testing.T) {
+	c := func(typ string, s metav1.ConditionStatus, msg string, gen int64) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s, Message: msg, ObservedGeneration: gen}
+	}
+	tests := []struct {
+		name    string
+		conds   []metav1.Condition
+		gen     int64
+		want    spv1alpha1.ResourcePhase
+		wantMsg string
+	}{
+		{"no conditions", nil, 1, spv1alpha1.ResourceProgressing, "waiting for Flux to report readiness"},
+		{"ready", []metav1.Condition{c("Ready", "True", "done", 2)}, 2, spv1alpha1.ResourceReady, "done"},
+		{"ready for an older generation", []metav1.Condition{c("Ready", "True", "done", 1)}, 2, spv1alpha1.ResourceProgressing, "waiting for Flux to observe the latest generation"},
+		{"stalled", []metav1.Condition{c("Ready", "False", "", 1), c("Stalled", "True", "retries exhausted", 1)}, 1, spv1alpha1.ResourceFailed, "retries exhausted"},
+		{"reconciling message", []metav1.Condition{c("Ready", "Unknown", "", 1), c("Reconciling", "True", "installing", 1)}, 1, spv1alpha1.ResourceProgressing, "installing"},
+		{"ready message wins", []metav1.Condition{c("Ready", "False", "pull failed", 1), c("Reconciling", "True", "installing", 1)}, 1, spv1alpha1.ResourceProgressing, "pull failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			phase, msg := fluxPhase(tt.conds, tt.gen)
+			g.Expect(phase).To(Equal(tt.want))
+			g.Expect(msg).To(Equal(tt.wantMsg))
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	g := NewWithT(t)
+	ready := spv1alpha1.ManagedResource{Kind: "Secret", Name: "a", Namespace: "n", Phase: spv1alpha1.ResourceReady, Location: spv1alpha1.LocationWorkloadCluster}
+	msg, ok := summary([]spv1alpha1.ManagedResource{ready})
+	g.Expect(ok).To(BeTrue())
+	g.Expect(msg).To(BeEmpty())
+	hr := spv1alpha1.ManagedResource{Kind: "HelmRelease", Name: "cp-workload", Namespace: "mcp--x", Phase: spv1alpha1.ResourceFailed, Message: "boom", Location: spv1alpha1.LocationPlatformCluster}
+	msg, ok = summary([]spv1alpha1.ManagedResource{ready, hr})
+	g.Expect(ok).To(BeFalse())
+	g.Expect(msg).To(Equal("HelmRelease mcp--x/cp-workload in the PlatformCluster is Failed: boom"))
+}
