@@ -51,9 +51,9 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 	@if [ -d api ]; then \
 	  $(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...; fi
 	@if [ -d api/v1beta1 ]; then \
-	  $(CONTROLLER_GEN) crd paths=./api/v1alpha1/... paths=./api/v1beta1/... output:crd:artifacts:config=config/crd/bases; fi
+	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/v1alpha1/... paths=./api/v1beta1/... output:crd:artifacts:config=config/crd/bases; fi
 	@if [ -d api/serviceprovider ]; then \
-	  $(CONTROLLER_GEN) crd paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
+	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -181,4 +182,38 @@ func TestDeleteHonoursUIDPrecondition(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ch.Action).To(Equal(apply.Deleted))
 	g.Expect(live(t, configMap(ns, "1"))).To(BeNil())
+}
+
+func TestApplyRecreatesStatefulSetWhenVolumeClaimTemplatesChange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := namespace(t, "apply-sts")
+	a := apply.New(env.Client, "otelop-test")
+	sts := func(vcts []corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
+		labels := map[string]string{"app": "s"}
+		return &appsv1.StatefulSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+			ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: ns},
+			Spec: appsv1.StatefulSetSpec{
+				Selector:             &metav1.LabelSelector{MatchLabels: labels},
+				VolumeClaimTemplates: vcts,
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c:1"}}},
+				},
+			},
+		}
+	}
+	_, err := a.Apply(ctx, sts(nil), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	vct := corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}
+	ch, err := a.Apply(ctx, sts([]corev1.PersistentVolumeClaim{vct}), live(t, sts(nil)))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Recreated))
+	got := live(t, sts(nil)).(*appsv1.StatefulSet)
+	g.Expect(got.Spec.VolumeClaimTemplates).To(HaveLen(1))
 }

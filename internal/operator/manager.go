@@ -6,23 +6,35 @@ import (
 	"os"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/api/v1beta1"
+	otelwebhook "github.com/otelop/otelop/internal/webhook"
+	webhookcollector "github.com/otelop/otelop/internal/webhook/collector"
 )
+
+// UserAgent identifies the operator's requests in API server audit logs and metrics.
+const UserAgent = "opentelemetry-operator"
 
 // NewScheme returns the scheme with every type the manager reads or writes.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(v1beta1.AddToScheme(s))
 	return s
 }
 
@@ -34,22 +46,13 @@ func RESTConfig(path string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", path)
 }
 
-// Run starts the manager and blocks until ctx is cancelled or the manager fails.
-func Run(ctx context.Context, o Options) error {
-	cfg, err := RESTConfig(o.Kubeconfig)
-	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	cfg.UserAgent = "opentelemetry-operator"
+// New creates the manager with its caches, health checks, controllers and webhooks. The caller
+// starts it (Run does both).
+func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = UserAgent
 	if ns := os.Getenv("WATCH_NAMESPACE"); len(o.WatchNamespaces) == 0 && ns != "" {
 		o.WatchNamespaces = strings.Split(ns, ",")
-	}
-	cacheOpts := cache.Options{}
-	if len(o.WatchNamespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.WatchNamespaces {
-			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
-		}
 	}
 	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
 	if o.MetricsSecure {
@@ -65,22 +68,74 @@ func Run(ctx context.Context, o Options) error {
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOpts,
+		Cache:                         cacheOptions(o.WatchNamespaces),
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+	}
+	if o.SyncPeriod > 0 {
+		mgrOpts.Cache.SyncPeriod = &o.SyncPeriod
 	}
 	if o.EnableWebhooks {
-		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort})
+		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir})
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	base, err := o.builderOptions()
+	if err != nil {
+		return nil, err
+	}
+	if err := detectStatic(ctx, cfg, &base); err != nil {
+		return nil, err
+	}
+	if err := setupControllers(mgr, o, base); err != nil {
+		return nil, err
+	}
+	if o.EnableWebhooks {
+		err := otelwebhook.Setup(ctx, mgr, otelwebhook.Options{
+			Collector: webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
+			Certs:     o.Certs,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// Run creates the manager and blocks until ctx is cancelled or the manager fails.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := RESTConfig(o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := New(ctx, cfg, o)
+	if err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting manager",
+	ctrl.Log.WithName("setup").Info("starting manager", "version", o.CollectorVersion,
 		"metricsAddr", o.MetricsAddr, "probeAddr", o.ProbeAddr, "watchNamespaces", o.WatchNamespaces)
 	return mgr.Start(ctx)
+}
+
+// fipsDisabled returns the components to reject, only when the host runs in FIPS mode (as
+// upstream, the list has no effect elsewhere).
+func fipsDisabled(list string) []string {
+	data, err := os.ReadFile("/proc/sys/crypto/fips_enabled")
+	if err != nil || strings.TrimSpace(string(data)) != "1" {
+		return nil
+	}
+	var out []string
+	for _, c := range strings.Split(list, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -53,7 +53,9 @@ func TestManagerBinaryServesReadyz(t *testing.T) {
 	probe := freeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(freeAddr(t))
 	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--health-probe-addr="+probe,
-		"--metrics-addr="+freeAddr(t), "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort)
+		"--metrics-addr="+freeAddr(t), "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort,
+		"--webhook-cert-namespace=default", "--webhook-cert-dir="+filepath.Join(dir, "certs"),
+		"--webhook-cert-extra-ips=127.0.0.1", "--metrics-secure=false")
 	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1,43 +1,69 @@
 // Package operator wires the opentelemetry-operator manager: its flags, its controller-runtime
-// manager and, as they arrive, its controllers and webhooks. cmd/opentelemetry-operator stays thin.
+// manager, caches, controllers and webhooks. cmd/opentelemetry-operator stays thin.
 package operator
 
 import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/otelop/otelop/internal/manifests/collector"
+	"github.com/otelop/otelop/internal/webhook/certs"
 )
 
 // Options are the manager's command-line settings. Names and defaults follow upstream's flags so
 // that existing Deployments and Helm values carry over.
 type Options struct {
-	MetricsAddr          string
-	MetricsSecure        bool
-	ProbeAddr            string
-	WebhookPort          int
-	WebhookHost          string
-	EnableLeaderElection bool
-	LeaderElectionID     string
-	LeaseDuration        time.Duration
-	RenewDeadline        time.Duration
-	RetryPeriod          time.Duration
-	WatchNamespaces      []string
-	EnableWebhooks       bool
-	Kubeconfig           string
+	MetricsAddr             string
+	MetricsSecure           bool
+	ProbeAddr               string
+	WebhookPort             int
+	WebhookHost             string
+	EnableLeaderElection    bool
+	LeaderElectionID        string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
+	WatchNamespaces         []string
+	EnableWebhooks          bool
+	Kubeconfig              string
+	CollectorImage          string
+	CollectorVersion        string
+	TargetAllocatorImage    string
+	LabelsFilter            []string
+	AnnotationsFilter       []string
+	FeatureGates            string
+	SyncPeriod              time.Duration
+	MaxConcurrentReconciles int
+	FIPSDisabledComponents  string
+	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
+	Certs certs.Options
+
+	// SkipControllerNameValidation lets tests start several managers in one process.
+	SkipControllerNameValidation bool
 }
 
 // DefaultOptions returns the options with upstream's defaults.
 func DefaultOptions() Options {
+	d := collector.DefaultOptions()
 	return Options{
-		MetricsAddr:      ":8443",
-		MetricsSecure:    true,
-		ProbeAddr:        ":8081",
-		WebhookPort:      9443,
-		LeaderElectionID: "9f7554c3.opentelemetry.io",
-		LeaseDuration:    137 * time.Second,
-		RenewDeadline:    107 * time.Second,
-		RetryPeriod:      26 * time.Second,
-		EnableWebhooks:   true,
+		MetricsAddr:             ":8443",
+		MetricsSecure:           true,
+		ProbeAddr:               ":8081",
+		WebhookPort:             9443,
+		LeaderElectionID:        "9f7554c3.opentelemetry.io",
+		LeaseDuration:           137 * time.Second,
+		RenewDeadline:           107 * time.Second,
+		RetryPeriod:             26 * time.Second,
+		EnableWebhooks:          true,
+		CollectorImage:          d.CollectorImage,
+		CollectorVersion:        d.CollectorVersion,
+		TargetAllocatorImage:    d.TargetAllocatorImage,
+		AnnotationsFilter:       d.AnnotationsFilter,
+		SyncPeriod:              10 * time.Hour,
+		MaxConcurrentReconciles: 4,
+		FIPSDisabledComponents:  "uppercase",
+		Certs:                   certs.DefaultOptions(),
 	}
 }
 
@@ -69,4 +95,39 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Serve the admission and conversion webhooks.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Path to a kubeconfig. Empty uses in-cluster config or $KUBECONFIG.")
+	fs.StringVar(&o.CollectorImage, "collector-image", o.CollectorImage,
+		"Collector image used when a collector's spec.image is empty.")
+	fs.StringVar(&o.CollectorVersion, "collector-version", o.CollectorVersion,
+		"Collector version the operator manages, reported in status.version.")
+	fs.StringVar(&o.TargetAllocatorImage, "target-allocator-image", o.TargetAllocatorImage,
+		"Target allocator image used when spec.targetAllocator.image is empty.")
+	fs.StringSliceVar(&o.LabelsFilter, "labels-filter", o.LabelsFilter,
+		"Label keys (regular expressions) of a collector that are not copied to the objects it generates.")
+	fs.StringSliceVar(&o.AnnotationsFilter, "annotations-filter", o.AnnotationsFilter,
+		"Annotation keys (regular expressions) of a collector that are not copied to the objects it generates.")
+	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates,
+		"Comma-separated feature gates to enable (+name or name) or disable (-name). Known: "+knownGatesHelp()+".")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod,
+		"How often every watched object is reconciled again even without changes. Reconciles that change nothing write nothing.")
+	fs.StringVar(&o.FIPSDisabledComponents, "fips-disabled-components", o.FIPSDisabledComponents,
+		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
+	o.Certs.BindFlags(fs)
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
+		"How many collectors are reconciled in parallel.")
+}
+
+// builderOptions turns the flags into the builders' options (capabilities are added later).
+func (o Options) builderOptions() (collector.Options, error) {
+	b := collector.DefaultOptions()
+	b.CollectorImage = o.CollectorImage
+	b.CollectorVersion = o.CollectorVersion
+	b.TargetAllocatorImage = o.TargetAllocatorImage
+	b.LabelsFilter = o.LabelsFilter
+	b.AnnotationsFilter = o.AnnotationsFilter
+	gates, err := parseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return b, err
+	}
+	gates.apply(&b)
+	return b, nil
 }

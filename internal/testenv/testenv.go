@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -130,6 +131,8 @@ func Start(opts Options) (*Env, error) {
 	api := env.ControlPlane.GetAPIServer()
 	// Loopback only, as everything a test starts must be.
 	api.SecureServing.Address = "127.0.0.1"
+	// kube-apiserver can hang in graceful shutdown while clients still watch; it is killed after this.
+	api.StopTimeout = 5 * time.Second
 	for k, v := range opts.APIServerFlags {
 		api.Configure().Set(k, v)
 	}

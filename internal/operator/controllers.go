@@ -1,0 +1,83 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
+	"github.com/otelop/otelop/internal/autodetect"
+	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
+	"github.com/otelop/otelop/internal/manifests/collector"
+)
+
+// setupControllers registers the capability detector and the controllers.
+func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error {
+	detector := autodetect.New(mgr.GetCache())
+	if err := mgr.Add(detector); err != nil {
+		return err
+	}
+	r := &collectorctrl.Reconciler{
+		Client:       mgr.GetClient(),
+		Applier:      apply.New(mgr.GetClient(), collectorctrl.FieldOwner),
+		Recorder:     mgr.GetEventRecorder("opentelemetry-operator"),
+		Capabilities: detector.Current,
+		Version:      base.CollectorVersion,
+		Build: func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) ([]client.Object, error) {
+			return collector.Build(*otelcol, withCapabilities(base, caps))
+		},
+	}
+	return r.SetupWithManager(mgr, collectorctrl.SetupOptions{
+		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		Detector:                detector,
+	})
+}
+
+// withCapabilities returns base with the optional APIs the cluster serves now.
+func withCapabilities(base collector.Options, caps autodetect.Capabilities) collector.Options {
+	base.PrometheusCRDs = caps.Prometheus
+	base.GatewayAPI = caps.GatewayAPI
+	base.OpenShiftRoutes = caps.Routes
+	base.CertManager = caps.CertManager
+	return base
+}
+
+// detectStatic fills in the capabilities that only change with an operator redeploy or a cluster
+// upgrade: native sidecars (Kubernetes 1.29+) and whether the operator may create cluster RBAC.
+func detectStatic(ctx context.Context, cfg *rest.Config, o *collector.Options) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the API server version: %w", err)
+	}
+	if v, err := version.ParseGeneric(info.GitVersion); err == nil {
+		o.NativeSidecars = v.AtLeast(version.MajorMinor(1, 29))
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	o.CreateRBAC = true
+	for _, res := range []string{"clusterroles", "clusterrolebindings"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: res},
+		}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil || !got.Status.Allowed {
+			o.CreateRBAC = false
+		}
+	}
+	return nil
+}
