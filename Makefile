@@ -35,8 +35,8 @@ build: ## Build the binaries (and the simcluster CLI) into bin/.
 	go build -o bin/ ./cmd/... ./hack/simcluster
 
 .PHONY: cluster-tools
-cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok from Go modules (only what is missing).
-	hack/build-tools.sh k8s etcd kwok
+cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing).
+	hack/build-tools.sh k8s etcd kwok otelcol
 
 .PHONY: sim-up
 sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.

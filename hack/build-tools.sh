@@ -2,7 +2,7 @@
 # Builds the binaries the project's tests and `make run` need, from Go modules under hack/tools/,
 # into bin/. Each tool is built only when its binary is missing, so a second run takes seconds.
 #
-#   hack/build-tools.sh [k8s] [etcd] [kwok] [controller-gen] [golangci-lint] [all]
+#   hack/build-tools.sh [k8s] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [all]
 #
 # A failing build names the tool and prints the tail of its log (the full log is in bin/logs/).
 set -euo pipefail
@@ -61,8 +61,9 @@ tool() {
   golangci-lint)
     build "golangci-lint" golangci-lint "compiles golangci-lint and its linters: ~4 min the first time" \
       "$TOOLS_BIN/golangci-lint" -- -o "$TOOLS_BIN/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
-  all) for t in k8s etcd kwok controller-gen golangci-lint; do tool $t; done ;;
-  *) echo "unknown tool: $1 (want k8s, etcd, kwok, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
+  otelcol) "$ROOT/hack/tools/otelcol/build.sh" ;;
+  all) for t in k8s etcd kwok otelcol controller-gen golangci-lint; do tool $t; done ;;
+  *) echo "unknown tool: $1 (want k8s, etcd, kwok, otelcol, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
   esac
 }
 
