@@ -31,13 +31,14 @@ func main() {
 	operator := fs.String("operator", "bin/opentelemetry-operator", "operator binary to run (run only)")
 	crds := fs.String("crds", "config/crd/bases", "folder of CRD manifests to install (run only)")
 	samples := fs.String("samples", "config/samples", "folder of sample resources to apply (run only)")
+	webhooks := fs.String("webhooks", "config/webhook/manifests.yaml", "the operator's webhook configurations (run only)")
 	exitAfter := fs.Duration("exit-after", 0, "stop by itself after this long (0 = wait for Ctrl-C); for smoke tests")
 	dir := fs.String("dir", "", "working folder for certificates, data and logs (default: a new temporary folder)")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := runCmd(ctx, cmd, *nodes, *operator, *crds, *samples, *dir, *exitAfter); err != nil {
+	if err := runCmd(ctx, cmd, *nodes, *operator, *crds, *samples, *webhooks, *dir, *exitAfter); err != nil {
 		fmt.Fprintln(os.Stderr, "simcluster:", err)
 		os.Exit(1)
 	}
@@ -45,7 +46,7 @@ func main() {
 
 func say(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
-func runCmd(ctx context.Context, cmd string, nodes int, operator, crds, samples, dir string, exitAfter time.Duration) error {
+func runCmd(ctx context.Context, cmd string, nodes int, operator, crds, samples, webhooks, dir string, exitAfter time.Duration) error {
 	say("starting the simulated cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with %d fake nodes)", nodes)
 	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Dir: dir, KeepDir: dir != "", Progress: func(f string, a ...any) {
 		fmt.Printf("    "+f+"\n", a...)
@@ -60,7 +61,7 @@ func runCmd(ctx context.Context, cmd string, nodes int, operator, crds, samples,
 	}()
 	if cmd == "run" {
 		r := &runner{c: c}
-		if err := r.run(ctx, operator, crds, samples); err != nil {
+		if err := r.run(ctx, operator, crds, samples, webhooks); err != nil {
 			return err
 		}
 		defer r.stopOperator()

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/test/simcluster"
@@ -33,7 +35,7 @@ type runner struct {
 	exited   chan struct{}
 }
 
-func (r *runner) run(ctx context.Context, operator, crds, samples string) error {
+func (r *runner) run(ctx context.Context, operator, crds, samples, webhooks string) error {
 	s := runtime.NewScheme()
 	_ = apiextensionsv1.AddToScheme(s)
 	cl, err := client.New(r.c.Config, client.Options{Scheme: s})
@@ -45,7 +47,13 @@ func (r *runner) run(ctx context.Context, operator, crds, samples string) error 
 		return err
 	}
 	say("installed %d CRDs from %s", n, crds)
-	if err := r.startOperator(ctx, operator); err != nil {
+	_, port, _ := net.SplitHostPort(freeAddr())
+	webhookPort, _ := strconv.Atoi(port)
+	if err := simcluster.InstallWebhooks(ctx, r.c.Config, webhooks, webhookPort, []string{"opentelemetrycollectors.opentelemetry.io"}); err != nil {
+		return err
+	}
+	say("registered the operator's webhooks at https://127.0.0.1:%d (the operator issues their certificate)", webhookPort)
+	if err := r.startOperator(ctx, operator, webhookPort); err != nil {
 		return err
 	}
 	applied, err := applySamples(ctx, cl, samples)
@@ -53,12 +61,8 @@ func (r *runner) run(ctx context.Context, operator, crds, samples string) error 
 		return err
 	}
 	say("applied %d sample resources from %s", applied, samples)
-	say("waiting a few seconds for the operator to act, then showing what exists")
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-time.After(8 * time.Second):
-	}
+	say("waiting for the collectors to become Ready (pods run on kwok's fake nodes)")
+	waitReady(ctx, r.c.Config, 90*time.Second)
 	r.show(ctx)
 	return nil
 }
@@ -164,16 +168,17 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-func (r *runner) startOperator(ctx context.Context, bin string) error {
+func (r *runner) startOperator(ctx context.Context, bin string, webhookPort int) error {
 	logPath := filepath.Join(r.c.Dir, "logs", "operator.log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
 	probe := freeAddr()
-	_, webhookPort, _ := net.SplitHostPort(freeAddr())
-	cmd := exec.Command(bin, "--kubeconfig="+r.c.Kubeconfig, "--metrics-addr="+freeAddr(), "--metrics-secure=false",
-		"--health-probe-addr="+probe, "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort)
+	args := append([]string{"--kubeconfig=" + r.c.Kubeconfig, "--metrics-addr=" + freeAddr(), "--metrics-secure=false",
+		"--health-probe-addr=" + probe},
+		simcluster.OperatorWebhookFlags(webhookPort, filepath.Join(r.c.Dir, "webhook-certs"), "default")...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -251,3 +256,45 @@ func findKubectl() string {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// waitReady waits until every OpenTelemetryCollector has Ready=True, printing the ones that are
+// not yet, for at most limit.
+func waitReady(ctx context.Context, cfg *rest.Config, limit time.Duration) {
+	cl, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(limit)
+	last := ""
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("opentelemetry.io/v1beta1")
+		list.SetKind("OpenTelemetryCollectorList")
+		if err := cl.List(ctx, list); err == nil {
+			var waiting []string
+			for _, it := range list.Items {
+				conds, _, _ := unstructured.NestedSlice(it.Object, "status", "conditions")
+				ready := false
+				for _, c := range conds {
+					m, _ := c.(map[string]any)
+					if m["type"] == "Ready" && m["status"] == "True" {
+						ready = true
+					}
+				}
+				if !ready {
+					waiting = append(waiting, it.GetName())
+				}
+			}
+			if len(waiting) == 0 {
+				say("all %d collectors are Ready", len(list.Items))
+				return
+			}
+			if msg := strings.Join(waiting, ", "); msg != last {
+				fmt.Printf("    not Ready yet: %s\n", msg)
+				last = msg
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	say("some collectors are not Ready yet; see their status conditions below")
+}

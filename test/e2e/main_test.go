@@ -1,0 +1,92 @@
+// Package e2e runs the operator against the simulated cluster (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and kwok fake nodes): collectors go through the real
+// admission and conversion webhooks, their Deployments get pods that become Ready, and the
+// operator's status follows.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/internal/operator"
+	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/simcluster"
+)
+
+var (
+	cluster *simcluster.Cluster
+	k8s     client.Client
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := testenv.RepoRoot()
+	var err error
+	cluster, err = simcluster.Start(ctx, simcluster.Options{Nodes: 3})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = cluster.Stop() }()
+	if k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := installCRDs(ctx, filepath.Join(root, "config", "crd", "bases")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	port, err := freePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	err = simcluster.InstallWebhooks(ctx, cluster.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"),
+		port, []string{"opentelemetrycollectors.opentelemetry.io"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	o := operator.DefaultOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.WebhookHost, o.WebhookPort = "127.0.0.1", port
+	o.Certs.Namespace = "default"
+	o.Certs.CertDir = filepath.Join(cluster.Dir, "webhook-certs")
+	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
+	mgr, err := operator.New(ctx, cluster.Config, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, cluster.LogTails(15))
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+	}
+	return code
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
