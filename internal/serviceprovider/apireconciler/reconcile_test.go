@@ -36,3 +36,45 @@ func TestTransition(t *testing.T) {
 		})
 	}
 }
+
+// fakeAPI is a minimal API for the status helpers.
+type fakeAPI struct {
+	API
+	phase string
+	conds []metav1.Condition
+	gen   int64
+}
+
+func (f *fakeAPI) SetPhase(p string)                  { f.phase = p }
+func (f *fakeAPI) GetConditions() *[]metav1.Condition { return &f.conds }
+func (f *fakeAPI) GetGeneration() int64               { return f.gen }
+
+func TestSetKeepsKstatusConditions(t *testing.T) {
+	tests := []struct {
+		name     string
+		set      func(API)
+		phase    string
+		wantType []string
+	}{
+		{"progressing", func(o API) { Progressing(o, "Reconciling", "m") }, PhaseProgressing, []string{ConditionReady, ConditionReconciling}},
+		{"failed", func(o API) { Failed(o, "Bad", "m") }, PhaseFailed, []string{ConditionReady, ConditionStalled}},
+		{"ready", func(o API) { Ready(o, "Ok", "m") }, PhaseReady, []string{ConditionReady}},
+		{"terminating", func(o API) { Terminating(o, "Deleting", "m") }, PhaseTerminating, []string{ConditionReady, ConditionReconciling}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			o := &fakeAPI{gen: 3}
+			Failed(o, "Before", "x") // start from a different state
+			Progressing(o, "Before", "x")
+			tt.set(o)
+			g.Expect(o.phase).To(Equal(tt.phase))
+			var types []string
+			for _, c := range o.conds {
+				types = append(types, c.Type)
+				g.Expect(c.ObservedGeneration).To(Equal(int64(3)))
+			}
+			g.Expect(types).To(ConsistOf(tt.wantType))
+		})
+	}
+}

@@ -32,12 +32,38 @@ const (
 	ReasonDeleting = "Deleting"
 )
 
-// Set sets the phase and the Ready condition of obj in one go.
+// kstatus abnormal-true conditions, kept next to Ready so kstatus-aware tools (kubectl wait,
+// Flux health checks, Argo CD) read the state: Reconciling while working, Stalled while blocked on
+// input; both absent when Ready.
+const (
+	// ConditionReconciling is True while the provider works towards Ready.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True while the provider cannot make progress without a change of input.
+	ConditionStalled = "Stalled"
+)
+
+// Set sets the phase and the Ready condition of obj in one go, with the matching kstatus
+// Reconciling/Stalled conditions.
 func Set(obj API, phase string, ready metav1.ConditionStatus, reason, message string) {
 	obj.SetPhase(phase)
-	meta.SetStatusCondition(obj.GetConditions(), metav1.Condition{
-		Type: ConditionReady, Status: ready, Reason: reason, Message: message, ObservedGeneration: obj.GetGeneration(),
-	})
+	conds := obj.GetConditions()
+	set := func(typ string, s metav1.ConditionStatus) {
+		meta.SetStatusCondition(conds, metav1.Condition{
+			Type: typ, Status: s, Reason: reason, Message: message, ObservedGeneration: obj.GetGeneration(),
+		})
+	}
+	set(ConditionReady, ready)
+	switch phase {
+	case PhaseFailed:
+		set(ConditionStalled, metav1.ConditionTrue)
+		meta.RemoveStatusCondition(conds, ConditionReconciling)
+	case PhaseReady:
+		meta.RemoveStatusCondition(conds, ConditionStalled)
+		meta.RemoveStatusCondition(conds, ConditionReconciling)
+	default:
+		set(ConditionReconciling, metav1.ConditionTrue)
+		meta.RemoveStatusCondition(conds, ConditionStalled)
+	}
 }
 
 // Progressing marks obj as working towards Ready.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"testing"
 	"time"
@@ -207,6 +208,12 @@ func TestServiceProvider(t *testing.T) {
 			"PlatformCluster/Secret": 1, "PlatformCluster/OCIRepository": 1, "PlatformCluster/HelmRelease": 2,
 		}))
 		expectEvent(t, ctx, key, corev1.EventTypeNormal, spv1alpha1.ReasonReconcileSuccess, "")
+		// Steady state (a reconcile every second): no status writes, no new events.
+		g.Consistently(func(g Gomega) []string {
+			now := &spv1alpha1.OtelOperator{}
+			g.Expect(oc.Get(ctx, key, now)).To(Succeed())
+			return []string{now.ResourceVersion, fmt.Sprint(eventCount(g, ctx, key))}
+		}).WithTimeout(3 * time.Second).Should(Equal([]string{o.ResourceVersion, fmt.Sprint(eventCount(g, ctx, key))}))
 	})
 
 	t.Run("flux messages reach the status", func(t *testing.T) {

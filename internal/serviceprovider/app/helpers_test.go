@@ -75,6 +75,23 @@ func expectEvent(t *testing.T, ctx context.Context, key client.ObjectKey, typ, r
 	}).Should(Succeed())
 }
 
+// eventCount counts the events of the OtelOperator, including repeats folded into one Event.
+func eventCount(g Gomega, ctx context.Context, key client.ObjectKey) int {
+	var list corev1.EventList
+	g.Expect(world.Onboarding.Client.List(ctx, &list, client.InNamespace(key.Namespace))).To(Succeed())
+	n := 0
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name != key.Name {
+			continue
+		}
+		n += max(int(e.Count), 1)
+		if e.Series != nil {
+			n += int(e.Series.Count)
+		}
+	}
+	return n
+}
+
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
 }
