@@ -138,9 +138,7 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	r, err := c.opts.Reconciler.CreateOrUpdate(ctx, obj, cfg, *cc)
 	if err != nil {
-		if readyOf(obj) == nil || readyOf(obj).Status == metav1.ConditionTrue {
-			Progressing(obj, ReasonReconcileError, err.Error())
-		}
+		Progressing(obj, ReasonReconcileError, err.Error())
 		return ctrl.Result{}, err
 	}
 	if r.RequeueAfter == 0 || r.RequeueAfter > cfg.PollInterval() {
