@@ -60,9 +60,11 @@ type OpAMPBridgeSpec struct {
 	// NodeSelector constrains the bridge pod to nodes with these labels.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Replicas is the number of bridge pods; at most 1.
+	// Replicas is the number of bridge pods. Upstream allows at most 1; this operator allows more
+	// and turns on the bridge's Lease-based leader election, so that only one replica talks to the
+	// OpAMP server at a time.
 	// +optional
-	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 	// SecurityContext is the security context of the bridge container.
 	// +optional

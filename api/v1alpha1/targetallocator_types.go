@@ -61,7 +61,7 @@ type TargetAllocatorSpec struct {
 	// GlobalConfig is the global section of the Prometheus configuration.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
-	GlobalConfig v1beta1.AnyConfig `json:"global,omitempty"`
+	GlobalConfig v1beta1.AnyConfig `json:"global,omitempty,omitzero"`
 	// ScrapeConfigs are Prometheus scrape configurations.
 	// +optional
 	// +listType=atomic

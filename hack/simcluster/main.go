@@ -59,6 +59,7 @@ func runCmd(ctx context.Context, cmd string, nodes int, operator, crds, samples,
 		_ = c.Stop()
 		say("done; nothing is left running")
 	}()
+	say("kubeconfig: %s (export KUBECONFIG=%s to use kubectl now)", c.Kubeconfig, c.Kubeconfig)
 	if cmd == "run" {
 		r := &runner{c: c}
 		if err := r.run(ctx, operator, crds, samples, webhooks); err != nil {

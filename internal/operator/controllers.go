@@ -17,7 +17,9 @@ import (
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
+	bridgectrl "github.com/otelop/otelop/internal/controller/opampbridge"
 	"github.com/otelop/otelop/internal/manifests/collector"
+	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 )
 
 // setupControllers registers the capability detector and the controllers.
@@ -26,9 +28,10 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 	if err := mgr.Add(detector); err != nil {
 		return err
 	}
+	applier := apply.New(mgr.GetClient(), collectorctrl.FieldOwner)
 	r := &collectorctrl.Reconciler{
 		Client:       mgr.GetClient(),
-		Applier:      apply.New(mgr.GetClient(), collectorctrl.FieldOwner),
+		Applier:      applier,
 		Recorder:     mgr.GetEventRecorder("opentelemetry-operator"),
 		Capabilities: detector.Current,
 		Version:      base.CollectorVersion,
@@ -36,9 +39,22 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 			return collector.Build(*otelcol, withCapabilities(base, caps))
 		},
 	}
-	return r.SetupWithManager(mgr, collectorctrl.SetupOptions{
+	err := r.SetupWithManager(mgr, collectorctrl.SetupOptions{
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		Detector:                detector,
+	})
+	if err != nil {
+		return err
+	}
+	m := mbridge.DefaultOptions()
+	m.Image = o.OpAMPBridgeImage
+	m.LabelsFilter, m.AnnotationsFilter = base.LabelsFilter, base.AnnotationsFilter
+	m.SetGolangFlags, m.ProxyEnv = base.SetGolangFlags, base.ProxyEnv
+	return bridgectrl.SetupWithManager(mgr, bridgectrl.Options{
+		Manifests:               m,
+		Applier:                 applier,
+		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		SkipNameValidation:      o.SkipControllerNameValidation,
 	})
 }
 

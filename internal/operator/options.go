@@ -3,11 +3,15 @@
 package operator
 
 import (
+	"os"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/spf13/pflag"
 
 	"github.com/otelop/otelop/internal/manifests/collector"
+	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/webhook/certs"
 )
 
@@ -30,6 +34,7 @@ type Options struct {
 	CollectorImage          string
 	CollectorVersion        string
 	TargetAllocatorImage    string
+	OpAMPBridgeImage        string
 	LabelsFilter            []string
 	AnnotationsFilter       []string
 	FeatureGates            string
@@ -59,6 +64,7 @@ func DefaultOptions() Options {
 		CollectorImage:          d.CollectorImage,
 		CollectorVersion:        d.CollectorVersion,
 		TargetAllocatorImage:    d.TargetAllocatorImage,
+		OpAMPBridgeImage:        mbridge.DefaultImage,
 		AnnotationsFilter:       d.AnnotationsFilter,
 		SyncPeriod:              10 * time.Hour,
 		MaxConcurrentReconciles: 4,
@@ -101,6 +107,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Collector version the operator manages, reported in status.version.")
 	fs.StringVar(&o.TargetAllocatorImage, "target-allocator-image", o.TargetAllocatorImage,
 		"Target allocator image used when spec.targetAllocator.image is empty.")
+	fs.StringVar(&o.OpAMPBridgeImage, "operator-opamp-bridge-image", o.OpAMPBridgeImage,
+		"OpAMP bridge image used when an OpAMPBridge's spec.image is empty.")
 	fs.StringSliceVar(&o.LabelsFilter, "labels-filter", o.LabelsFilter,
 		"Label keys (regular expressions) of a collector that are not copied to the objects it generates.")
 	fs.StringSliceVar(&o.AnnotationsFilter, "annotations-filter", o.AnnotationsFilter,
@@ -124,10 +132,23 @@ func (o Options) builderOptions() (collector.Options, error) {
 	b.TargetAllocatorImage = o.TargetAllocatorImage
 	b.LabelsFilter = o.LabelsFilter
 	b.AnnotationsFilter = o.AnnotationsFilter
+	b.ProxyEnv = proxyEnv()
 	gates, err := parseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return b, err
 	}
 	gates.apply(&b)
 	return b, nil
+}
+
+// proxyEnv returns the operator's own proxy settings, which upstream passes on to the workloads it
+// generates, in upstream's order.
+func proxyEnv() []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"} {
+		if v, ok := os.LookupEnv(name); ok {
+			out = append(out, corev1.EnvVar{Name: name, Value: v})
+		}
+	}
+	return out
 }

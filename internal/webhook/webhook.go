@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/internal/webhook/collector"
+	"github.com/otelop/otelop/internal/webhook/opampbridge"
 )
 
 // Options configure Setup.
@@ -45,6 +46,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	if err := collector.Setup(mgr, col); err != nil {
 		return fmt.Errorf("collector webhooks: %w", err)
+	}
+	if err := opampbridge.Setup(mgr, opampbridge.Options{}); err != nil {
+		return fmt.Errorf("opampbridge webhooks: %w", err)
 	}
 	return nil
 }
