@@ -52,13 +52,14 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 	  $(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...; fi
 	@if [ -d api/v1beta1 ]; then \
 	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/v1alpha1/... paths=./api/v1beta1/... output:crd:artifacts:config=config/crd/bases; fi
+	@$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/operator/... output:rbac:artifacts:config=config/rbac
 	@if [ -d api/serviceprovider ]; then \
 	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config/crd config/service-provider/crd 2>/dev/null)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/service-provider/crd; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd 2>/dev/null)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd; exit 1; fi
 
 ##@ Checks
 

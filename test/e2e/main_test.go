@@ -1,7 +1,7 @@
 // Package e2e runs the operator against the simulated cluster (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler and kwok fake nodes): collectors go through the real
-// admission and conversion webhooks, their Deployments get pods that become Ready, and the
-// operator's status follows.
+// kube-controller-manager, kube-scheduler and kwok fake nodes), as a ServiceAccount holding only
+// the shipped RBAC (config/rbac): collectors go through the real admission and conversion
+// webhooks, their Deployments get pods that become Ready, and the operator's status follows.
 package e2e
 
 import (
@@ -63,7 +63,12 @@ func run(m *testing.M) int {
 	o.Certs.Namespace = "default"
 	o.Certs.CertDir = filepath.Join(cluster.Dir, "webhook-certs")
 	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
-	mgr, err := operator.New(ctx, cluster.Config, o)
+	operatorCfg, err := operatorIdentity(ctx, cluster.Config, roleFile(root))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := operator.New(ctx, operatorCfg, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
