@@ -108,7 +108,7 @@ func installCRDs(ctx context.Context, cl client.Client, dir string) (int, error)
 		return 0, err
 	}
 	for _, o := range objs {
-		if err := cl.Patch(ctx, o, client.Apply, client.FieldOwner("simcluster"), client.ForceOwnership); err != nil {
+		if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("simcluster"), client.ForceOwnership); err != nil {
 			return 0, fmt.Errorf("installing CRD %s: %w", o.GetName(), err)
 		}
 	}
@@ -145,7 +145,7 @@ func applySamples(ctx context.Context, cl client.Client, dir string) (int, error
 		}
 		// Retry briefly: the operator's webhooks may still be starting.
 		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			err := cl.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("simcluster"), client.ForceOwnership)
+			err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("simcluster"), client.ForceOwnership)
 			if err != nil {
 				fmt.Printf("    %s %s: %v (retrying)\n", o.GetKind(), o.GetName(), err)
 			}

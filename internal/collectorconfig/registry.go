@@ -10,7 +10,7 @@ type endpointStyle int
 
 const (
 	// styleNone: the component listens on nothing the operator should expose.
-	styleNone endpointStyle = iota
+	styleNone endpointStyle = iota //nolint:unused // the zero value, named for readability
 	// styleSingle: endpoint (or listen_address) at the top of the component's config.
 	styleSingle
 	// styleMulti: protocols.<protocol>.endpoint, one port per protocol.

@@ -81,7 +81,10 @@ func run(m *testing.M) int {
 	}
 	cancel()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
 	case <-time.After(15 * time.Second):
 	}
 	return code

@@ -31,7 +31,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "oteloperator.services.open-control-plane.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the API's types with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion} //nolint:staticcheck // this is an API package, the case the helper is meant for
 
 	// AddToScheme adds the API's types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

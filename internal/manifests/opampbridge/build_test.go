@@ -3,7 +3,6 @@ package opampbridge
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,7 +244,7 @@ func TestBuildDoesNotMutateInput(t *testing.T) {
 	_, err := Build(br, DefaultOptions())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(br).To(Equal(*before))
-	g.Expect(br.Spec.Ports[:cap(br.Spec.Ports)][1]).To(Equal(corev1.ServicePort{}), fmt.Sprint("spec.ports backing array was written"))
+	g.Expect(br.Spec.Ports[:cap(br.Spec.Ports)][1]).To(Equal(corev1.ServicePort{}), "spec.ports backing array was written")
 }
 
 // TestDaemonReadsConfigFile feeds the generated file to the bridge daemon's own parser (unknown

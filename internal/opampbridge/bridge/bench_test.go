@@ -15,7 +15,7 @@ import (
 
 // BenchmarkBridge500 measures, against envtest, the time from bridge start to an effective config
 // listing 500 collectors, and the time to apply a 500-file remote configuration (each file
-// changes the collector). Run: go test ./internal/opampbridge/bridge -run '^$' -bench Bridge500 -benchtime 1x
+// changes the collector). Run: go test ./internal/opampbridge/bridge -run '^$' -bench Bridge500 -benchtime 1x .
 func BenchmarkBridge500(b *testing.B) {
 	const n = 500
 	t := &testing.T{}
@@ -69,7 +69,9 @@ func BenchmarkBridge500(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "MiB-heap-inuse")
 		r.cancel()
-		<-r.done
+		if err := <-r.done; err != nil {
+			b.Log(err)
+		}
 		_ = srv.Stop(ctx)
 	}
 }

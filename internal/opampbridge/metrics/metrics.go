@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -46,7 +47,7 @@ func New(connectedAgents func() int) *Metrics {
 		}, func() float64 { return float64(connectedAgents()) }),
 	}
 	m.registry.MustRegister(m.messages, m.applies, m.files, m.duration, m.agents,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

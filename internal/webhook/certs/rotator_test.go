@@ -238,7 +238,7 @@ func serve(t *testing.T, certDir string, port int) {
 	g.Eventually(func() error {
 		conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens.
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 		}
 		return err
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
