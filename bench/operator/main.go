@@ -1,0 +1,232 @@
+// Command operator benchmarks the operator on the simulated cluster (test/simcluster) the same way
+// upstream's figures in the design docs were measured: the operator runs as a separate local process
+// with its webhooks, its memory is the whole process's VmRSS from /proc, and its API writes are
+// counted from the API server's audit log by user agent.
+//
+//	go run ./bench/operator [flags]     (from the repository root; --help lists the flags)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+var t0 = time.Now()
+
+func say(format string, args ...any) {
+	d := time.Since(t0).Round(time.Second)
+	fmt.Printf("[%02d:%02d] %s\n", int(d.Minutes()), int(d.Seconds())%60, fmt.Sprintf(format, args...))
+}
+
+type config struct {
+	operator    string
+	scenarios   []string
+	noise       int
+	extraNoise  int
+	issueNoise  int
+	collectors  int
+	colNS       int
+	idle        time.Duration
+	syncPeriod  time.Duration
+	settle      time.Duration
+	timeout     time.Duration
+	workers     int
+	crds        string
+	webhooks    string
+	keep        bool
+	jsonOut     string
+	operatorArg []string
+}
+
+func main() {
+	var cfg config
+	var scenarios, extra string
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: go run ./bench/operator [flags]   (run from the repository root)
+
+Benchmarks the operator on a simulated cluster (test/simcluster: etcd, kube-apiserver with an audit
+log, controller-manager, scheduler, kwok with 3 fake nodes), measured the way upstream's figures in
+the design docs (PAIN-POINTS.md, last section) were, and prints them side by side:
+  - operator RSS (whole process, /proc/<pid>/status VmRSS every 500ms; steady = median, peak = max)
+    with N unrelated ConfigMaps/Secrets/Pods (~2 KB each) and no collectors;
+  - time from creating the collectors (deployment mode, OTLP -> debug) to all their Deployments
+    Available and to all collectors Ready=True, and RSS after convergence;
+  - the floor: the same Deployments created directly by this client, until Available;
+  - API writes by the operator (audit log, userAgent "opentelemetry-operator*",
+    create/update/patch/delete) while idling, by resource and verb; the same with
+    --sync-period (writes per resync, with the reconcile count from the operator's /metrics);
+  - with --extra-noise, RSS after adding more unrelated objects and restarting the operator.
+Scenarios (each on a fresh cluster):
+  upstream  --noise objects, collectors, idle, floor, then --extra-noise more objects (upstream's rows)
+  issue     --issue-noise objects + collectors (the figures issue 5 asks for)
+Everything listens on loopback; every wait is bounded by --timeout; the operator and the cluster are
+stopped at the end. Exit status is non-zero when any step fails.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.operator, "operator", "", "operator binary; empty builds ./cmd/opentelemetry-operator into a temporary folder")
+	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue")
+	fs.IntVar(&cfg.noise, "noise", 9000, "upstream scenario: unrelated objects before the operator starts (a third each ConfigMaps, Secrets, Pods)")
+	fs.IntVar(&cfg.extraNoise, "extra-noise", 9000, "upstream scenario: unrelated objects added after convergence, then the operator is restarted (0 skips)")
+	fs.IntVar(&cfg.issueNoise, "issue-noise", 5000, "issue scenario: unrelated objects")
+	fs.IntVar(&cfg.collectors, "collectors", 100, "deployment-mode collectors to create")
+	fs.IntVar(&cfg.colNS, "collector-namespaces", 10, "namespaces the collectors are spread over")
+	fs.DurationVar(&cfg.idle, "idle", 120*time.Second, "idle window in which the operator's writes are counted (once with default flags, once with --sync-period)")
+	fs.DurationVar(&cfg.syncPeriod, "sync-period", 10*time.Second, "the operator's --sync-period for the resync window (0 skips that window)")
+	fs.DurationVar(&cfg.settle, "settle", 30*time.Second, "how long to sample RSS after the operator starts or noise is added (steady = median of its second half)")
+	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "upper bound of every wait (noise pods Running, convergence, floor)")
+	fs.IntVar(&cfg.workers, "workers", 8, "concurrent requests this client uses to create objects")
+	fs.StringVar(&cfg.crds, "crds", "config/crd/bases", "CRDs to install")
+	fs.StringVar(&cfg.webhooks, "webhooks", "config/webhook/manifests.yaml", "webhook configurations to register")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the cluster's folder (logs, audit log) after the run")
+	fs.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&extra, "operator-args", "", "extra flags for the operator, space-separated")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	cfg.scenarios = strings.Split(scenarios, ",")
+	cfg.operatorArg = strings.Fields(extra)
+	for _, s := range cfg.scenarios {
+		if s != "upstream" && s != "issue" {
+			fmt.Fprintf(os.Stderr, "unknown scenario %q (want upstream, issue)\n", s)
+			os.Exit(2)
+		}
+	}
+	if cfg.collectors < 1 || cfg.colNS < 1 || cfg.workers < 1 || cfg.idle <= 0 || cfg.timeout <= 0 {
+		fmt.Fprintln(os.Stderr, "--collectors, --collector-namespaces, --workers, --idle and --timeout must be positive")
+		os.Exit(2)
+	}
+	ctrllog.SetLogger(logr.Discard())
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "\nFAILED: %v\n", err)
+		cancel()
+		os.Exit(1)
+	}
+}
+
+type results struct {
+	Machine   machine           `json:"machine"`
+	Scenarios []*scenarioResult `json:"scenarios"`
+}
+
+type machine struct {
+	CPUs         int    `json:"cpus"`
+	MemTotal     string `json:"mem_total"`
+	LoadStart    string `json:"loadavg_start"`
+	LoadEnd      string `json:"loadavg_end"`
+	GoVersion    string `json:"go_version"`
+	Commit       string `json:"commit"`
+	OperatorArgs string `json:"operator_args,omitempty"`
+	Started      string `json:"started"`
+}
+
+func run(ctx context.Context, cfg config) error {
+	for _, p := range []string{cfg.crds, cfg.webhooks, "test/simcluster"} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s: %w (run from the repository root)", p, err)
+		}
+	}
+	res := &results{Machine: machine{CPUs: runtime.NumCPU(), MemTotal: memTotal(), LoadStart: loadavg(),
+		GoVersion: runtime.Version(), Commit: gitCommit(), OperatorArgs: strings.Join(cfg.operatorArg, " "),
+		Started: time.Now().UTC().Format(time.RFC3339)}}
+	if cfg.operator == "" {
+		dir, err := os.MkdirTemp("", "bench-operator-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.operator = filepath.Join(dir, "opentelemetry-operator")
+		say("building ./cmd/opentelemetry-operator (%s)", res.Machine.Commit)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", cfg.operator, "./cmd/opentelemetry-operator")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building the operator: %w", err)
+		}
+	} else if abs, err := filepath.Abs(cfg.operator); err == nil {
+		cfg.operator = abs
+	}
+	if _, err := os.Stat(cfg.operator); err != nil {
+		return err
+	}
+	var runErr error
+	for _, name := range cfg.scenarios {
+		s := &scenarioResult{Name: name, Collectors: cfg.collectors}
+		switch name {
+		case "upstream":
+			s.Noise, s.ExtraNoise = cfg.noise, cfg.extraNoise
+		case "issue":
+			s.Noise = cfg.issueNoise
+		}
+		res.Scenarios = append(res.Scenarios, s)
+		say("=== scenario %s: %d unrelated objects, %d collectors ===", name, s.Noise, s.Collectors)
+		if runErr = runScenario(ctx, cfg, s); runErr != nil {
+			runErr = fmt.Errorf("scenario %s: %w", name, runErr)
+			break
+		}
+	}
+	res.Machine.LoadEnd = loadavg()
+	fmt.Println()
+	printTables(os.Stdout, res)
+	if cfg.jsonOut != "" {
+		data, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(cfg.jsonOut, append(data, '\n'), 0o644); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return runErr
+}
+
+func loadavg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() string {
+	data, _ := os.ReadFile("/proc/meminfo")
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "?"
+}
+
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", "cmd", "internal", "api").Output(); err == nil && len(st) > 0 {
+		c += "+dirty"
+	}
+	return c
+}
