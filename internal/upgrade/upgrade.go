@@ -68,7 +68,6 @@ type routine struct {
 var routines = []routine{
 	{version: v("0.104.0"), supersededAt: v("0.105.0"), apply: disableEnvVarExpansionGate},
 	{version: v("0.104.0"), supersededAt: v("0.110.0"), apply: disableLocalhostDefaultGate},
-	{version: v("0.104.0"), apply: localhostDefaultNotice},
 	{version: v("0.105.0"), apply: removeEnvVarExpansionGate},
 	{version: v("0.110.0"), apply: removeLocalhostDefaultGate},
 	{version: v("0.111.0"), apply: explicitMetricsAddress},
