@@ -25,6 +25,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
+	"github.com/otelop/otelop/internal/upgrade"
 )
 
 // Finalizer guards the cleanup of cluster-scoped RBAC, which cannot carry an owner reference. It is
@@ -76,7 +77,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	caps := r.Capabilities()
-	desired, buildErr := r.Build(otelcol, caps)
+	// Upgrade routines migrate a copy: the user's stored spec is never rewritten.
+	migrated, upgradeChanges, upgradeErr := upgrade.Apply(*otelcol, otelcol.Status.Version, r.Version)
+	if upgradeErr != nil {
+		log.Info("not migrating the collector config", "reason", upgradeErr.Error())
+	}
+	desired, buildErr := r.Build(&migrated, caps)
 	if buildErr != nil {
 		return ctrl.Result{}, r.stalled(ctx, otelcol, buildErr)
 	}
@@ -107,9 +113,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(changes.Changed()) > 0 {
 		log.Info("applied", "changes", changes.String())
 		r.Recorder.Eventf(otelcol, nil, "Normal", "Applied", "Apply", "%s", truncate(changes.String(), 1000))
+		if upgrade.Rewrites(upgradeChanges) {
+			r.Recorder.Eventf(otelcol, nil, "Warning", "Upgraded", "Upgrade", "%s",
+				truncate(upgrade.Summary(upgradeChanges)+"; the stored spec was not changed: update it the same way (see docs/upgrade.md)", 1000))
+		}
 	}
 	workload := findWorkload(desired, existing)
-	return ctrl.Result{}, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, r.Version, applyErr), applyErr)
+	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
+	return ctrl.Result{}, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr), applyErr)
 }
 
 // applyAll applies desired objects in order, stopping at the first error.
