@@ -78,6 +78,7 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if code != 0 {
 		fmt.Fprintln(os.Stderr, cluster.LogTails(15))
+		fmt.Fprintln(os.Stderr, "the simulated cluster's logs are kept in", cluster.Keep())
 	}
 	cancel()
 	select {

@@ -346,6 +346,13 @@ func (c *Cluster) AddNode(ctx context.Context, cs kubernetes.Interface, name str
 	return err
 }
 
+// Keep makes Stop leave Dir (certificates, data and every component's log) in place, e.g. when a
+// test failed, and returns the logs folder.
+func (c *Cluster) Keep() string {
+	c.opts.KeepDir = true
+	return filepath.Join(c.Dir, "logs")
+}
+
 // Stop ends every process the cluster started, in reverse order (SIGTERM, then SIGKILL after a few
 // seconds), and removes Dir unless KeepDir was set.
 func (c *Cluster) Stop() error {

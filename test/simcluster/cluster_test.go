@@ -29,6 +29,9 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	stopped := false
 	defer func() {
+		if t.Failed() {
+			t.Logf("component logs kept in %s", c.Keep())
+		}
 		if !stopped {
 			_ = c.Stop()
 		}
