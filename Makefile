@@ -43,6 +43,10 @@ sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and 
 	go build -o bin/ ./hack/simcluster
 	bin/simcluster up
 
+.PHONY: bench
+bench: cluster-tools build ## Benchmark the operator on the simulated cluster: memory, convergence, API writes (~20 min; see bench/README.md).
+	go run ./bench/operator --operator=bin/opentelemetry-operator
+
 ##@ Generated code
 
 .PHONY: generate

@@ -51,6 +51,11 @@ func RESTConfig(path string) (*rest.Config, error) {
 func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = UserAgent
+	if cfg.QPS == 0 {
+		// client-go's default (5 requests/s) throttles convergence of many collectors; rely on the
+		// API server's priority and fairness instead, as upstream does through ctrl.GetConfig.
+		cfg.QPS = -1
+	}
 	if ns := os.Getenv("WATCH_NAMESPACE"); len(o.WatchNamespaces) == 0 && ns != "" {
 		o.WatchNamespaces = strings.Split(ns, ",")
 	}

@@ -271,7 +271,8 @@ func (c *Cluster) startControllerManager(ctx context.Context, cs kubernetes.Inte
 		"--controllers=*,-nodeipam",
 		// kwok heartbeats every 20-45s; a long grace keeps fake nodes from flapping to NotReady.
 		"--node-monitor-grace-period=1h",
-		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10", "--concurrent-gc-syncs=20")
+		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10", "--concurrent-gc-syncs=20",
+		"--kube-api-qps=100", "--kube-api-burst=200")
 	if err != nil {
 		return err
 	}
@@ -286,7 +287,8 @@ func (c *Cluster) startControllerManager(ctx context.Context, cs kubernetes.Inte
 func (c *Cluster) startScheduler() error {
 	kc := filepath.Join(c.Dir, "scheduler.kubeconfig")
 	_, err := c.start("kube-scheduler", "--kubeconfig="+kc, "--authentication-kubeconfig="+kc,
-		"--authorization-kubeconfig="+kc, "--leader-elect=false", "--secure-port=0", "--bind-address=127.0.0.1")
+		"--authorization-kubeconfig="+kc, "--leader-elect=false", "--secure-port=0", "--bind-address=127.0.0.1",
+		"--kube-api-qps=100", "--kube-api-burst=200")
 	if err == nil {
 		c.opts.Progress("kube-scheduler starting")
 	}
