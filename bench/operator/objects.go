@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,13 +11,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,69 +32,6 @@ const (
 	podsPerNodeCap  = 1800
 	noiseNamespaces = 20
 )
-
-// manifests reads every YAML document in the .yaml/.yml files of dir (copied from hack/simcluster).
-func manifests(dir string) ([]*unstructured.Unstructured, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, e := range entries {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			if len(u.Object) > 0 && u.GetKind() != "Kustomization" {
-				objs = append(objs, u)
-			}
-		}
-	}
-	return objs, nil
-}
-
-// installCRDs applies the CRDs in dir and waits until they are established (from hack/simcluster).
-func installCRDs(ctx context.Context, cl client.Client, dir string) (int, error) {
-	objs, err := manifests(dir)
-	if err != nil {
-		return 0, err
-	}
-	for _, o := range objs {
-		if err := cl.Patch(ctx, o, client.Apply, client.FieldOwner("bench"), client.ForceOwnership); err != nil {
-			return 0, fmt.Errorf("installing CRD %s: %w", o.GetName(), err)
-		}
-	}
-	for _, o := range objs {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := cl.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd); err != nil {
-				return false, nil
-			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("CRD %s not established: %w", o.GetName(), err)
-		}
-	}
-	return len(objs), nil
-}
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.
 func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {

@@ -99,7 +99,7 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 	if b.cl, err = client.New(rc, client.Options{Scheme: s}); err != nil {
 		return err
 	}
-	n, err := installCRDs(ctx, b.cl, cfg.crds)
+	n, err := simcluster.InstallCRDs(ctx, b.c.Config, cfg.crds, "bench")
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,11 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,13 +31,11 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context, operator, crds, samples, webhooks string) error {
-	s := runtime.NewScheme()
-	_ = apiextensionsv1.AddToScheme(s)
-	cl, err := client.New(r.c.Config, client.Options{Scheme: s})
+	cl, err := client.New(r.c.Config, client.Options{})
 	if err != nil {
 		return err
 	}
-	n, err := installCRDs(ctx, cl, crds)
+	n, err := simcluster.InstallCRDs(ctx, r.c.Config, crds, "simcluster")
 	if err != nil {
 		return err
 	}
@@ -67,73 +60,8 @@ func (r *runner) run(ctx context.Context, operator, crds, samples, webhooks stri
 	return nil
 }
 
-// manifests reads every YAML document in the .yaml/.yml files of dir.
-func manifests(dir string) ([]*unstructured.Unstructured, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, e := range entries {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			if len(u.Object) > 0 && u.GetKind() != "Kustomization" {
-				objs = append(objs, u)
-			}
-		}
-	}
-	return objs, nil
-}
-
-func installCRDs(ctx context.Context, cl client.Client, dir string) (int, error) {
-	objs, err := manifests(dir)
-	if err != nil {
-		return 0, err
-	}
-	for _, o := range objs {
-		if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("simcluster"), client.ForceOwnership); err != nil {
-			return 0, fmt.Errorf("installing CRD %s: %w", o.GetName(), err)
-		}
-	}
-	for _, o := range objs {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := cl.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd); err != nil {
-				return false, nil
-			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("CRD %s not established: %w", o.GetName(), err)
-		}
-	}
-	return len(objs), nil
-}
-
 func applySamples(ctx context.Context, cl client.Client, dir string) (int, error) {
-	objs, err := manifests(dir)
+	objs, err := simcluster.ReadManifests(dir)
 	if err != nil {
 		return 0, err
 	}

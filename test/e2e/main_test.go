@@ -42,7 +42,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := installCRDs(ctx, filepath.Join(root, "config", "crd", "bases")); err != nil {
+	if _, err := simcluster.InstallCRDs(ctx, cluster.Config, filepath.Join(root, "config", "crd", "bases"), "e2e"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// bridgeProc is the bridge running as a separate local process, so that its RSS and CPU time are
+// the whole process's.
+type bridgeProc struct {
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	logPath string
+	health  string
+	started time.Time
+	rss     *rssSampler
+}
+
+// startBridge starts bin with args, its output going to logPath. The clock starts just before
+// exec.
+func startBridge(bin string, args, env []string, logPath, health string) (*bridgeProc, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	// The bridge dies with the harness; it never outlives an interrupted run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("starting the bridge %s: %w", bin, err)
+	}
+	p := &bridgeProc{cmd: cmd, exited: make(chan struct{}), logPath: logPath, health: health, started: started}
+	p.rss = startRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
+	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
+	return p, nil
+}
+
+func (p *bridgeProc) pid() int { return p.cmd.Process.Pid }
+
+func (p *bridgeProc) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// alive returns an error when the bridge has exited.
+func (p *bridgeProc) alive() error {
+	if p.hasExited() {
+		return fmt.Errorf("the bridge exited unexpectedly (%v)\n%s", p.cmd.ProcessState, p.logTail(30))
+	}
+	return nil
+}
+
+// stop sends SIGTERM, then SIGKILL after 10 s; it always returns with the process gone.
+func (p *bridgeProc) stop() {
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	p.rss.stop()
+	if p.hasExited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+func (p *bridgeProc) logTail(n int) string {
+	data, _ := os.ReadFile(p.logPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "--- last lines of " + p.logPath + " ---\n" + strings.Join(lines, "\n")
+}
+
+// cpuSeconds is the bridge's user+system CPU time so far, from /proc/<pid>/stat (in clock ticks
+// of 1/100 s, the value of CLK_TCK on every Linux this runs on).
+func (p *bridgeProc) cpuSeconds() (float64, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid()), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
+	}
+	// Fields after the command name start at field 3 (state); utime and stime are fields 14, 15.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
+	}
+	return (ut + st) / 100, nil
+}
+
+// metric reads the sum of a metric's series from the bridge's /metrics.
+func (p *bridgeProc) metric(ctx context.Context, name string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.health+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var sum float64
+	found := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			sum += v
+			found = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("no %s in the bridge's /metrics", name)
+	}
+	return sum, nil
+}
+
+func httpOK(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// freeAddr returns a free 127.0.0.1 port (closed again: the bridge binds it right after).
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// rssSampler reads a process's VmRSS from /proc/<pid>/status at a fixed interval.
+type rssSampler struct {
+	mu      sync.Mutex
+	samples []rssSample
+	done    chan struct{}
+	once    sync.Once
+}
+
+type rssSample struct {
+	t  time.Time
+	kb int64
+}
+
+func startRSSSampler(pid int, every time.Duration) *rssSampler {
+	s := &rssSampler{done: make(chan struct{})}
+	path := filepath.Join("/proc", strconv.Itoa(pid), "status")
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			if kb, err := vmRSS(path); err == nil {
+				s.mu.Lock()
+				s.samples = append(s.samples, rssSample{time.Now(), kb})
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) stop() { s.once.Do(func() { close(s.done) }) }
+
+// window returns the median and the maximum of the samples taken in [from, to], and their count.
+func (s *rssSampler) window(from, to time.Time) (median, peak int64, n int) {
+	s.mu.Lock()
+	var kbs []int64
+	for _, x := range s.samples {
+		if !x.t.Before(from) && !x.t.After(to) {
+			kbs = append(kbs, x.kb)
+		}
+	}
+	s.mu.Unlock()
+	if len(kbs) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(kbs)
+	return kbs[len(kbs)/2], kbs[len(kbs)-1], len(kbs)
+}
+
+func vmRSS(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				break
+			}
+			return strconv.ParseInt(fields[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in %s", path)
+}
+
+// loadAvg returns the first three fields of /proc/loadavg.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
