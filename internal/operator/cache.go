@@ -14,12 +14,12 @@ import (
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
 )
 
-// cacheOptions bounds the operator's memory by what it manages: every object type is cached only
+// CacheOptions bounds the operator's memory by what it manages: every object type is cached only
 // when it carries app.kubernetes.io/managed-by=opentelemetry-operator (the default selector), except
 // our own custom resources and CRD metadata (for capability detection). Owned objects other than
 // workloads are cached as metadata only, and managedFields are stripped from everything. User
 // Secrets, ConfigMaps and Pods without our label are never cached.
-func cacheOptions(watchNamespaces []string) cache.Options {
+func CacheOptions(watchNamespaces []string) cache.Options {
 	req, _ := labels.NewRequirement(collectorctrl.ManagedByLabel, selection.Equals, []string{collectorctrl.ManagedByValue})
 	everything := cache.ByObject{Label: labels.Everything()}
 	byObject := map[client.Object]cache.ByObject{

@@ -12,7 +12,7 @@ import (
 
 func TestCacheOptionsScopeEverythingToOurLabel(t *testing.T) {
 	g := NewWithT(t)
-	opts := cacheOptions(nil)
+	opts := CacheOptions(nil)
 	g.Expect(opts.DefaultLabelSelector.Matches(labels.Set{"app.kubernetes.io/managed-by": "opentelemetry-operator"})).To(BeTrue())
 	g.Expect(opts.DefaultLabelSelector.Matches(labels.Set{"app": "users-own"})).To(BeFalse(), "user objects are not cached")
 	g.Expect(opts.DefaultTransform).NotTo(BeNil(), "managedFields are stripped")
@@ -28,7 +28,7 @@ func TestCacheOptionsScopeEverythingToOurLabel(t *testing.T) {
 
 func TestCacheOptionsWatchNamespaces(t *testing.T) {
 	g := NewWithT(t)
-	opts := cacheOptions([]string{"team-a", " team-b ", ""})
+	opts := CacheOptions([]string{"team-a", " team-b ", ""})
 	g.Expect(opts.DefaultNamespaces).To(HaveLen(2))
 	g.Expect(opts.DefaultNamespaces).To(HaveKey("team-a"))
 	g.Expect(opts.DefaultNamespaces).To(HaveKey("team-b"))

@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions(o.WatchNamespaces),
+		Cache:                         CacheOptions(o.WatchNamespaces),
 		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	}
 	if o.SyncPeriod > 0 {

@@ -10,31 +10,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
 
 // reconcileCount reads controller-runtime's reconcile_total for the collector controller.
 func reconcileCount(g Gomega) float64 {
-	families, err := metrics.Registry.Gather()
+	n, err := testenv.ReconcileTotal("opentelemetrycollector")
 	g.Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "opentelemetrycollector" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
+	return n
 }
 
 // TestNoWritesWhenNothingChanged is the zero-write proof: once collectors have converged, at least
@@ -60,20 +47,13 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
 	time.Sleep(3 * time.Second) // let the status change settle
 
-	before, _ := writes.snapshot()
-	_, byReqBefore := writes.snapshot()
+	before, byReqBefore := writes.Snapshot()
 	reconcilesBefore := reconcileCount(g)
 	time.Sleep(22 * time.Second) // ≥ 10 sync periods
-	after, byReqAfter := writes.snapshot()
+	after, _ := writes.Snapshot()
 	reconciles := reconcileCount(g) - reconcilesBefore
 	t.Logf("%.0f reconciles during the idle window, %d write requests", reconciles, after-before)
 	g.Expect(reconciles).To(BeNumerically(">=", 10*float64(len(modes))), "resyncs must reach the reconciler")
-	diff := map[string]int{}
-	for k, v := range byReqAfter {
-		if d := v - byReqBefore[k]; d > 0 {
-			diff[k] = d
-		}
-	}
-	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", diff))
+	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", writes.Since(byReqBefore)))
 	_ = metav1.Now
 }

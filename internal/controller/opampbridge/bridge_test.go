@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 var nsCounter atomic.Int32
@@ -164,22 +164,9 @@ func TestCustomImageKeepsVersion(t *testing.T) {
 
 // reconcileCount reads controller-runtime's reconcile_total for the bridge controller.
 func reconcileCount(g Gomega) float64 {
-	families, err := metrics.Registry.Gather()
+	n, err := testenv.ReconcileTotal("opampbridge")
 	g.Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "opampbridge" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
+	return n
 }
 
 // TestNoWritesWhenNothingChanged is the zero-write proof: once bridges have converged, resyncs
@@ -200,18 +187,12 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	time.Sleep(2 * time.Second) // let the last watch events settle
 
-	before, byReqBefore := writes.snapshot()
+	before, byReqBefore := writes.Snapshot()
 	reconcilesBefore := reconcileCount(g)
 	time.Sleep(5*syncPeriod + time.Second)
-	after, byReqAfter := writes.snapshot()
+	after, _ := writes.Snapshot()
 	reconciles := reconcileCount(g) - reconcilesBefore
 	t.Logf("%.0f reconciles during the idle window, %d write requests", reconciles, after-before)
 	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
-	diff := map[string]int{}
-	for k, v := range byReqAfter {
-		if d := v - byReqBefore[k]; d > 0 {
-			diff[k] = d
-		}
-	}
-	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", diff))
+	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", writes.Since(byReqBefore)))
 }
