@@ -43,6 +43,10 @@ func main() {
 		log.Error(err, "building the Kubernetes client configuration")
 		os.Exit(1)
 	}
+	rc.UserAgent = "operator-opamp-bridge"
+	// client-go's default of 5 requests/s made a 500-file remote config take 5 minutes; the API
+	// server's priority and fairness protects it instead.
+	rc.QPS = -1
 	if err := bridge.Run(ctrl.SetupSignalHandler(), cfg, rc, bridge.Options{Logger: log, Version: version}); err != nil {
 		log.Error(err, "bridge exited with an error")
 		os.Exit(1)
