@@ -1,0 +1,24 @@
+// Package targetallocator builds the objects the operator generates for a TargetAllocator: the
+// ConfigMap holding targetallocator.yaml, the Deployment running upstream's target allocator
+// image, its ServiceAccount, the Service collectors' prometheus receivers ask for targets, a
+// PodDisruptionBudget, and on request a NetworkPolicy and a ServiceMonitor. Names, labels, selector
+// labels, ports, the container name and the configuration file's keys are upstream's, so the
+// upstream target allocator binary reads the file and tools find the same objects.
+//
+// The builders are pure: every operator-wide input (default image, filters, feature gates,
+// detected APIs, the operator's proxy variables) is a field of Options, and the collector that
+// uses the target allocator (when there is one) is resolved by the caller.
+//
+// Differences from upstream, all deliberate:
+//   - the --labels-filter and --annotations-filter apply to every generated object (upstream
+//     filters labels only on the NetworkPolicy);
+//   - app.kubernetes.io/version comes from the image that actually runs, not only spec.image;
+//   - with allocation strategy least-weighted no PodDisruptionBudget is generated even when
+//     spec.podDisruptionBudget is set (upstream fails the whole reconcile), so the target
+//     allocator keeps running;
+//   - the PodDisruptionBudget does not carry the configuration hash, so a scrape config change
+//     rewrites the ConfigMap and rolls the pod but leaves the PodDisruptionBudget alone.
+//
+// mTLS between collectors and the target allocator (cert-manager issuers and certificates, the
+// https listener on 8443 and Service port 443) is not generated yet.
+package targetallocator
