@@ -1,0 +1,181 @@
+package podmutation_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/api/v1beta1"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
+	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/internal/webhook/collector"
+	"github.com/otelop/otelop/internal/webhook/podmutation"
+)
+
+var (
+	env    *testenv.Env
+	mgr    ctrl.Manager
+	reads  = &requestLog{}
+	scheme = runtime.NewScheme()
+	// manifests are the builder options of the webhook under test: native sidecars, as the
+	// envtest API server (1.37) supports them.
+	manifests = func() mcollector.Options {
+		o := mcollector.DefaultOptions()
+		o.NativeSidecars = true
+		return o
+	}()
+)
+
+// TestMain starts kube-apiserver with the CRDs and the webhook configurations of
+// config/webhook (envtest points them at 127.0.0.1 with its own serving certificate), then a
+// manager serving the collector webhooks (so that collectors are defaulted as in a real install)
+// and the pod webhook. The manager's requests are logged, to prove which informers it starts.
+func TestMain(m *testing.M) {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	e, err := testenv.Start(testenv.Options{
+		Scheme: scheme,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths:            []string{filepath.Join(testenv.RepoRoot(), "config", "webhook")},
+			LocalServingHost: "127.0.0.1",
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := startManager(ctx)
+	code := 1
+	if err == nil {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	cancel()
+	if done != nil {
+		<-done
+	}
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+func startManager(ctx context.Context) (<-chan struct{}, error) {
+	wio := &env.Environment.WebhookInstallOptions
+	var err error
+	mgr, err = ctrl.NewManager(reads.wrap(env.Config), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := collector.Setup(mgr, collector.Options{Manifests: manifests}); err != nil {
+		return nil, err
+	}
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: manifests}); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
+			return done, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return done, fmt.Errorf("webhook server did not start within 30s")
+}
+
+// requestLog records the GET requests (reads, lists and watches) of clients built from a
+// wrapped config, as "path?query".
+type requestLog struct {
+	mu   sync.Mutex
+	gets []string
+}
+
+func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet {
+				l.mu.Lock()
+				l.gets = append(l.gets, r.URL.Path+"?"+r.URL.RawQuery)
+				l.mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	return cfg
+}
+
+func (l *requestLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.gets...)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// warnings collects the admission warnings the API server returns to a client.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.list...)
+}
+
+// clientWithWarnings returns an uncached client whose warnings land in the returned collector.
+func clientWithWarnings(t *testing.T) (client.Client, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w
+}
