@@ -201,8 +201,10 @@ func TestBuild(t *testing.T) {
 			g.Expect(svc.Spec.Selector).To(Equal(find[*appsv1.Deployment](objs).Spec.Selector.MatchLabels))
 		},
 	}, {
-		name:   "no ServiceAccount when spec.serviceAccount is set",
-		mutate: func(ta *v1alpha1.TargetAllocator, _ *v1beta1.OpenTelemetryCollector, _ *Options) { ta.Spec.ServiceAccount = "mine" },
+		name: "no ServiceAccount when spec.serviceAccount is set",
+		mutate: func(ta *v1alpha1.TargetAllocator, _ *v1beta1.OpenTelemetryCollector, _ *Options) {
+			ta.Spec.ServiceAccount = "mine"
+		},
 		check: func(g Gomega, objs []client.Object) {
 			g.Expect(find[*corev1.ServiceAccount](objs)).To(BeNil())
 			g.Expect(find[*appsv1.Deployment](objs).Spec.Template.Spec.ServiceAccountName).To(Equal("mine"))
