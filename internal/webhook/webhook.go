@@ -13,6 +13,7 @@ import (
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/internal/webhook/collector"
 	"github.com/otelop/otelop/internal/webhook/opampbridge"
+	"github.com/otelop/otelop/internal/webhook/podmutation"
 )
 
 // Options configure Setup.
@@ -49,6 +50,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	if err := opampbridge.Setup(mgr, opampbridge.Options{}); err != nil {
 		return fmt.Errorf("opampbridge webhooks: %w", err)
+	}
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests}); err != nil {
+		return fmt.Errorf("pod webhook: %w", err)
 	}
 	return nil
 }
