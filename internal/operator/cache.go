@@ -25,6 +25,7 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 	byObject := map[client.Object]cache.ByObject{
 		&v1beta1.OpenTelemetryCollector{}: everything,
 		&v1alpha1.OpAMPBridge{}:           everything,
+		&v1alpha1.TargetAllocator{}:       everything,
 		&v1alpha1.Instrumentation{}:       everything,
 		autodetect.CacheObject():          everything,
 	}

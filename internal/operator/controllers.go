@@ -18,8 +18,10 @@ import (
 	"github.com/otelop/otelop/internal/autodetect"
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
 	bridgectrl "github.com/otelop/otelop/internal/controller/opampbridge"
+	tactrl "github.com/otelop/otelop/internal/controller/targetallocator"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
+	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
 // setupControllers registers the capability detector and the controllers.
@@ -50,8 +52,23 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 	m.Image = o.OpAMPBridgeImage
 	m.LabelsFilter, m.AnnotationsFilter = base.LabelsFilter, base.AnnotationsFilter
 	m.SetGolangFlags, m.ProxyEnv = base.SetGolangFlags, base.ProxyEnv
-	return bridgectrl.SetupWithManager(mgr, bridgectrl.Options{
+	err = bridgectrl.SetupWithManager(mgr, bridgectrl.Options{
 		Manifests:               m,
+		Applier:                 applier,
+		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		SkipNameValidation:      o.SkipControllerNameValidation,
+	})
+	if err != nil {
+		return err
+	}
+	t := mta.DefaultOptions()
+	t.Image = base.TargetAllocatorImage
+	t.LabelsFilter, t.AnnotationsFilter = base.LabelsFilter, base.AnnotationsFilter
+	t.SetGolangFlags, t.ProxyEnv = base.SetGolangFlags, base.ProxyEnv
+	t.FallbackStrategy = o.fallbackStrategy
+	return tactrl.SetupWithManager(mgr, tactrl.Options{
+		Manifests:               t,
+		Capabilities:            detector.Current,
 		Applier:                 applier,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		SkipNameValidation:      o.SkipControllerNameValidation,

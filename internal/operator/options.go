@@ -44,6 +44,9 @@ type Options struct {
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
 
+	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
+	fallbackStrategy bool
+
 	// SkipControllerNameValidation lets tests start several managers in one process.
 	SkipControllerNameValidation bool
 }
@@ -125,7 +128,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 }
 
 // builderOptions turns the flags into the builders' options (capabilities are added later).
-func (o Options) builderOptions() (collector.Options, error) {
+func (o *Options) builderOptions() (collector.Options, error) {
 	b := collector.DefaultOptions()
 	b.CollectorImage = o.CollectorImage
 	b.CollectorVersion = o.CollectorVersion
@@ -138,6 +141,7 @@ func (o Options) builderOptions() (collector.Options, error) {
 		return b, err
 	}
 	gates.apply(&b)
+	o.fallbackStrategy = gates["operator.targetallocator.fallbackstrategy"]
 	return b, nil
 }
 

@@ -8,7 +8,7 @@ package operator
 
 // +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors;opampbridges;instrumentations;targetallocators,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors/status;opampbridges/status;instrumentations/status;targetallocators/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors/finalizers;opampbridges/finalizers,verbs=update
+// +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors/finalizers;opampbridges/finalizers;targetallocators/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,7 +31,7 @@ func TestEverySampleBecomesReady(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files).NotTo(BeEmpty())
-	var collectors []string
+	var collectors, allocators []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -51,6 +52,9 @@ func TestEverySampleBecomesReady(t *testing.T) {
 			if u.GetKind() == "OpenTelemetryCollector" {
 				collectors = append(collectors, u.GetName())
 			}
+			if u.GetKind() == "TargetAllocator" {
+				allocators = append(allocators, u.GetName())
+			}
 		}
 	}
 	g.Expect(len(collectors)).To(BeNumerically(">=", 5), "a sample per mode plus the v1alpha1 one")
@@ -61,6 +65,15 @@ func TestEverySampleBecomesReady(t *testing.T) {
 			c := meta.FindStatusCondition(col.Status.Conditions, v1beta1.ConditionReady)
 			g.Expect(c).NotTo(BeNil(), name)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), name+": "+c.Message)
+		}).WithTimeout(timeout).WithPolling(500*time.Millisecond).Should(Succeed(), name)
+	}
+	// Standalone target allocators run upstream's image in a Deployment of their own.
+	g.Expect(allocators).NotTo(BeEmpty())
+	for _, name := range allocators {
+		g.Eventually(func(g Gomega) {
+			dep := &appsv1.Deployment{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-targetallocator"}, dep)).To(Succeed())
+			g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
 		}).WithTimeout(timeout).WithPolling(500*time.Millisecond).Should(Succeed(), name)
 	}
 }
