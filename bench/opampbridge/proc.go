@@ -156,18 +156,6 @@ func (p *bridgeProc) metric(ctx context.Context, name string) (float64, error) {
 	return sum, nil
 }
 
-func httpOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
 // freeAddr returns a free 127.0.0.1 port (closed again: the bridge binds it right after).
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

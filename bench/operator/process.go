@@ -235,15 +235,6 @@ func (s *rssSampler) window(from, to time.Time) rssStats {
 	return rssStats{SteadyMB: mb(kbs[len(kbs)/2]), PeakMB: mb(kbs[len(kbs)-1]), Samples: len(kbs)}
 }
 
-func (s *rssSampler) last() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.samples) == 0 {
-		return 0
-	}
-	return mb(s.samples[len(s.samples)-1].kb)
-}
-
 func mb(kb int64) float64 { return float64(kb) / 1024 }
 
 func freeAddr() string {
