@@ -28,8 +28,8 @@ func available(k ownedKind, caps autodetect.Capabilities) bool {
 
 // listOwned returns every object of the owned kinds that belongs to otelcol: namespaced objects by
 // controller owner reference, cluster-scoped ones by their instance label.
-func (r *Reconciler) listOwned(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) (map[objKey]client.Object, error) {
-	out := map[objKey]client.Object{}
+func (r *Reconciler) listOwned(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) (apply.Objects, error) {
+	out := apply.Objects{}
 	for _, k := range ownedKinds {
 		if !available(k, caps) {
 			continue
@@ -39,7 +39,7 @@ func (r *Reconciler) listOwned(ctx context.Context, otelcol *v1beta1.OpenTelemet
 			return nil, err
 		}
 		for _, o := range objs {
-			out[keyOf(o)] = o
+			out[apply.KeyOf(o)] = o
 		}
 	}
 	return out, nil
@@ -86,17 +86,10 @@ func ownedBy(o client.Object, otelcol *v1beta1.OpenTelemetryCollector) bool {
 
 // prune deletes owned objects that are no longer desired, keeping the newest configVersions
 // collector ConfigMaps besides the current one so that a rollback finds its config.
-func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
-	want := map[objKey]bool{}
-	for _, d := range desired {
-		want[keyOf(d)] = true
-	}
+func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) (apply.ChangeSet, error) {
 	var stale, oldConfigs []client.Object
-	for k, o := range existing {
-		if want[k] {
-			continue
-		}
-		if k.gvk.Kind == "ConfigMap" && k.gvk.Group == "" {
+	for _, o := range apply.Stale(desired, existing) {
+		if gvk := apply.KeyOf(o).GVK; gvk.Kind == "ConfigMap" && gvk.Group == "" {
 			oldConfigs = append(oldConfigs, o)
 			continue
 		}
@@ -106,7 +99,7 @@ func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCo
 	if otelcol.Spec.ConfigVersions > 0 {
 		keep = otelcol.Spec.ConfigVersions
 	}
-	sort.Slice(oldConfigs, func(i, j int) bool {
+	sort.SliceStable(oldConfigs, func(i, j int) bool {
 		ti, tj := oldConfigs[i].GetCreationTimestamp(), oldConfigs[j].GetCreationTimestamp()
 		if ti.Equal(&tj) {
 			return oldConfigs[i].GetName() > oldConfigs[j].GetName()
@@ -116,21 +109,5 @@ func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCo
 	if len(oldConfigs) > keep {
 		stale = append(stale, oldConfigs[keep:]...)
 	}
-	sort.Slice(stale, func(i, j int) bool { return keyLess(keyOf(stale[i]), keyOf(stale[j])) })
-	var changes apply.ChangeSet
-	for _, o := range stale {
-		ch, err := r.Applier.Delete(ctx, o)
-		if err != nil {
-			return changes, err
-		}
-		changes = append(changes, ch)
-	}
-	return changes, nil
-}
-
-func keyLess(a, b objKey) bool {
-	if a.gvk.Kind != b.gvk.Kind {
-		return a.gvk.Kind < b.gvk.Kind
-	}
-	return a.name < b.name
+	return r.Applier.DeleteAll(ctx, stale)
 }

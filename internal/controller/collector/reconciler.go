@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -104,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	changes, applyErr := r.applyAll(ctx, desired, existing)
+	changes, applyErr := r.Applier.ApplyAll(ctx, desired, existing)
 	if applyErr == nil {
 		pruned, err := r.prune(ctx, otelcol, desired, existing)
 		changes = append(changes, pruned...)
@@ -121,20 +120,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	workload := findWorkload(desired, existing)
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
 	return ctrl.Result{}, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr), applyErr)
-}
-
-// applyAll applies desired objects in order, stopping at the first error.
-func (r *Reconciler) applyAll(ctx context.Context, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
-	var changes apply.ChangeSet
-	for _, obj := range desired {
-		live := existing[keyOf(obj)]
-		ch, err := r.Applier.Apply(ctx, obj, live)
-		if err != nil {
-			return changes, err
-		}
-		changes = append(changes, ch)
-	}
-	return changes, nil
 }
 
 // stalled records that the spec cannot be built. It is a terminal error: retrying will not help
@@ -247,17 +232,6 @@ func setOwner(obj client.Object, otelcol *v1beta1.OpenTelemetryCollector) {
 }
 
 func ptrTrue() *bool { t := true; return &t }
-
-// objKey identifies an object by kind, namespace and name.
-type objKey struct {
-	gvk       schema.GroupVersionKind
-	namespace string
-	name      string
-}
-
-func keyOf(obj client.Object) objKey {
-	return objKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
-}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

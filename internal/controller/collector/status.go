@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
 )
 
 // collectorContainer is the name of the collector's container in every mode.
@@ -17,11 +18,11 @@ const collectorContainer = "otc-container"
 
 // findWorkload returns the live workload (Deployment, DaemonSet or StatefulSet) among existing
 // that matches one of the desired objects, or nil (sidecar mode, or not created yet).
-func findWorkload(desired []client.Object, existing map[objKey]client.Object) client.Object {
+func findWorkload(desired []client.Object, existing apply.Objects) client.Object {
 	for _, d := range desired {
 		switch d.GetObjectKind().GroupVersionKind().Kind {
 		case "Deployment", "DaemonSet", "StatefulSet":
-			if live, ok := existing[keyOf(d)]; ok {
+			if live, ok := existing[apply.KeyOf(d)]; ok {
 				return live
 			}
 			return d

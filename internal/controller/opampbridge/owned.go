@@ -11,20 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 )
-
-// objKey identifies an object by kind, namespace and name.
-type objKey struct {
-	gvk       schema.GroupVersionKind
-	namespace string
-	name      string
-}
-
-func keyOf(obj client.Object) objKey {
-	return objKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
-}
 
 // watchObject is the object type the manager's cache holds for kind gvk: the full Deployment, and
 // metadata only for the rest (the same types as the collector controller, so informers are shared).
@@ -48,8 +38,8 @@ func listObject(gvk schema.GroupVersionKind) client.ObjectList {
 
 // listOwned returns the objects of the generated kinds in the bridge's namespace that carry our
 // managed-by label and whose controller owner is the bridge. Nothing else is ever pruned.
-func (r *Reconciler) listOwned(ctx context.Context, bridge *v1alpha1.OpAMPBridge) (map[objKey]client.Object, error) {
-	out := map[objKey]client.Object{}
+func (r *Reconciler) listOwned(ctx context.Context, bridge *v1alpha1.OpAMPBridge) (apply.Objects, error) {
+	out := apply.Objects{}
 	for _, gvk := range mbridge.Kinds {
 		list := listObject(gvk)
 		if err := r.Client.List(ctx, list, client.InNamespace(bridge.Namespace),
@@ -66,7 +56,7 @@ func (r *Reconciler) listOwned(ctx context.Context, bridge *v1alpha1.OpAMPBridge
 				continue
 			}
 			o.GetObjectKind().SetGroupVersionKind(gvk)
-			out[keyOf(o)] = o
+			out[apply.KeyOf(o)] = o
 		}
 	}
 	return out, nil

@@ -11,20 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
-
-// objKey identifies an object by kind, namespace and name.
-type objKey struct {
-	gvk       schema.GroupVersionKind
-	namespace string
-	name      string
-}
-
-func keyOf(obj client.Object) objKey {
-	return objKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
-}
 
 // watchObject is the object type the manager's cache holds for kind gvk: the full Deployment, and
 // metadata only for the rest (the same types as the other controllers, so informers are shared).
@@ -49,8 +39,8 @@ func listObject(gvk schema.GroupVersionKind) client.ObjectList {
 // listOwned returns the objects of the generated kinds in the target allocator's namespace that
 // carry our managed-by label and whose controller owner is ta. Nothing else is ever pruned. The
 // ServiceMonitor kind is listed only when its API is served.
-func (r *Reconciler) listOwned(ctx context.Context, ta *v1alpha1.TargetAllocator, prometheus bool) (map[objKey]client.Object, error) {
-	out := map[objKey]client.Object{}
+func (r *Reconciler) listOwned(ctx context.Context, ta *v1alpha1.TargetAllocator, prometheus bool) (apply.Objects, error) {
+	out := apply.Objects{}
 	for _, gvk := range mta.Kinds {
 		if gvk == mta.ServiceMonitorGVK && !prometheus {
 			continue
@@ -70,7 +60,7 @@ func (r *Reconciler) listOwned(ctx context.Context, ta *v1alpha1.TargetAllocator
 				continue
 			}
 			o.GetObjectKind().SetGroupVersionKind(gvk)
-			out[keyOf(o)] = o
+			out[apply.KeyOf(o)] = o
 		}
 	}
 	return out, nil

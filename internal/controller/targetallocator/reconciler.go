@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,9 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	changes, applyErr := r.applyAll(ctx, desired, existing)
+	changes, applyErr := r.Applier.ApplyAll(ctx, desired, existing)
 	if applyErr == nil {
-		pruned, err := r.prune(ctx, desired, existing)
+		pruned, err := r.Applier.DeleteAll(ctx, apply.Stale(desired, existing))
 		changes = append(changes, pruned...)
 		applyErr = err
 	}
@@ -106,49 +105,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, applyErr
 	}
 	return ctrl.Result{}, r.updateStatus(ctx, ta, computeStatus(ta, mta.Image(*ta, r.Manifests), r.Version))
-}
-
-// applyAll applies desired objects in order, stopping at the first error.
-func (r *Reconciler) applyAll(ctx context.Context, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
-	var changes apply.ChangeSet
-	for _, obj := range desired {
-		ch, err := r.Applier.Apply(ctx, obj, existing[keyOf(obj)])
-		if err != nil {
-			return changes, err
-		}
-		changes = append(changes, ch)
-	}
-	return changes, nil
-}
-
-// prune deletes the objects this target allocator owns that are no longer desired.
-func (r *Reconciler) prune(ctx context.Context, desired []client.Object, existing map[objKey]client.Object) (apply.ChangeSet, error) {
-	want := map[objKey]bool{}
-	for _, d := range desired {
-		want[keyOf(d)] = true
-	}
-	var stale []client.Object
-	for k, o := range existing {
-		if !want[k] {
-			stale = append(stale, o)
-		}
-	}
-	sort.Slice(stale, func(i, j int) bool {
-		ki, kj := keyOf(stale[i]), keyOf(stale[j])
-		if ki.gvk.Kind != kj.gvk.Kind {
-			return ki.gvk.Kind < kj.gvk.Kind
-		}
-		return ki.name < kj.name
-	})
-	var changes apply.ChangeSet
-	for _, o := range stale {
-		ch, err := r.Applier.Delete(ctx, o)
-		if err != nil {
-			return changes, err
-		}
-		changes = append(changes, ch)
-	}
-	return changes, nil
 }
 
 // computeStatus sets status.image to the image deployed and status.version to the operator's
