@@ -1,20 +1,15 @@
 package opampbridge_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/otelop/otelop/internal/controller/opampbridge"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
-	"github.com/otelop/otelop/internal/operator"
+	"github.com/otelop/otelop/internal/operator/managertest"
 	"github.com/otelop/otelop/internal/testenv"
 )
 
@@ -29,60 +24,14 @@ var (
 	// k8s is an uncached admin client for the tests (not the operator's).
 	k8s client.Client
 	// writes counts the operator's write requests (every method but GET), by "METHOD path".
-	writes = testenv.NewWriteCounter()
+	writes *testenv.WriteCounter
 )
 
+// TestMain runs the controller alone in a manager with the operator's cache options.
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start(testenv.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	k8s = env.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped, err := startManager(ctx)
-	code := 1
-	if err == nil {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	cancel()
-	if stopped != nil {
-		<-stopped
-	}
-	_ = env.Stop()
-	os.Exit(code)
-}
-
-// startManager runs a manager with only the OpAMPBridge controller, counting its write requests.
-func startManager(ctx context.Context) (<-chan struct{}, error) {
-	cfg := writes.Wrap(env.Config)
-	cache := operator.CacheOptions(nil)
-	sp := syncPeriod
-	cache.SyncPeriod = &sp
-	skip := true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 operator.NewScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache,
-		Controller:             config.Controller{SkipNameValidation: &skip},
+	managertest.Main(m, syncPeriod, func(mgr ctrl.Manager) error {
+		return opampbridge.SetupWithManager(mgr, opampbridge.Options{Manifests: mbridge.DefaultOptions()})
+	}, func(s managertest.Suite) {
+		env, k8s, writes = s.Env, s.Env.Client, s.Writes
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := opampbridge.SetupWithManager(mgr, opampbridge.Options{Manifests: mbridge.DefaultOptions()}); err != nil {
-		return nil, err
-	}
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-			os.Exit(1)
-		}
-	}()
-	return stopped, nil
 }
