@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/apply"
+	"github.com/otelop/otelop/internal/controller/owned"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 )
 
@@ -64,7 +65,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			predicate.AnnotationChangedPredicate{}, resyncPredicate{}))).
 		WithOptions(copts)
 	for _, gvk := range mbridge.Kinds {
-		b = b.Owns(watchObject(gvk), builder.WithPredicates(ownedChangePredicate{}))
+		b = b.Owns(owned.WatchObject(gvk), builder.WithPredicates(ownedChangePredicate{}))
 	}
 	return b.Complete(r)
 }

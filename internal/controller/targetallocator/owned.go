@@ -2,71 +2,23 @@ package targetallocator
 
 import (
 	"context"
-	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/apply"
-	"github.com/otelop/otelop/internal/manifests/manifestutils"
+	"github.com/otelop/otelop/internal/controller/owned"
 	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
-// watchObject is the object type the manager's cache holds for kind gvk: the full Deployment, and
-// metadata only for the rest (the same types as the other controllers, so informers are shared).
-func watchObject(gvk schema.GroupVersionKind) client.Object {
-	if gvk.Kind == "Deployment" {
-		return &appsv1.Deployment{}
-	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(gvk)
-	return m
-}
-
-func listObject(gvk schema.GroupVersionKind) client.ObjectList {
-	if gvk.Kind == "Deployment" {
-		return &appsv1.DeploymentList{}
-	}
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	return l
-}
-
-// listOwned returns the objects of the generated kinds in the target allocator's namespace that
-// carry our managed-by label and whose controller owner is ta. Nothing else is ever pruned. The
-// ServiceMonitor kind is listed only when its API is served.
+// listOwned returns the generated objects whose controller owner is ta. The ServiceMonitor kind
+// is listed only when its API is served.
 func (r *Reconciler) listOwned(ctx context.Context, ta *v1alpha1.TargetAllocator, prometheus bool) (apply.Objects, error) {
-	out := apply.Objects{}
+	kinds := make([]schema.GroupVersionKind, 0, len(mta.Kinds))
 	for _, gvk := range mta.Kinds {
-		if gvk == mta.ServiceMonitorGVK && !prometheus {
-			continue
-		}
-		list := listObject(gvk)
-		if err := r.Client.List(ctx, list, client.InNamespace(ta.Namespace),
-			client.MatchingLabels{manifestutils.LabelManagedBy: manifestutils.ManagedBy}); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return nil, err
-		}
-		for _, item := range items {
-			o, ok := item.(client.Object)
-			if !ok || !ownedBy(o, ta) {
-				continue
-			}
-			o.GetObjectKind().SetGroupVersionKind(gvk)
-			out[apply.KeyOf(o)] = o
+		if gvk != mta.ServiceMonitorGVK || prometheus {
+			kinds = append(kinds, gvk)
 		}
 	}
-	return out, nil
-}
-
-func ownedBy(o client.Object, ta *v1alpha1.TargetAllocator) bool {
-	ref := metav1.GetControllerOfNoCopy(o)
-	return ref != nil && ref.UID == ta.UID && ref.Kind == "TargetAllocator"
+	return owned.List(ctx, r.Client, ta, "TargetAllocator", kinds)
 }

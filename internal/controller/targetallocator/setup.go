@@ -12,6 +12,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
+	"github.com/otelop/otelop/internal/controller/owned"
 	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
@@ -76,7 +77,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		if gvk == mta.ServiceMonitorGVK {
 			continue // optional API; drift is repaired on the resource's resync
 		}
-		b = b.Owns(watchObject(gvk), builder.WithPredicates(ownedChangePredicate{}))
+		b = b.Owns(owned.WatchObject(gvk), builder.WithPredicates(ownedChangePredicate{}))
 	}
 	return b.Complete(r)
 }
