@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/inject"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/naming"
 	"github.com/otelop/otelop/internal/sidecar"
@@ -20,42 +21,10 @@ import (
 // "true" and "false" are case-insensitive.
 const Annotation = "sidecar.opentelemetry.io/inject"
 
-// Resolve returns the annotation value that decides for a pod, from the pod's and its namespace's
-// values ("" when absent). The pod decides when it says "false" or names a collector; a pod that
-// only says "true" takes the collector its namespace names; a pod without the annotation follows
-// its namespace.
-func Resolve(podValue, nsValue string) string {
-	podValue, nsValue = strings.TrimSpace(podValue), strings.TrimSpace(nsValue)
-	switch {
-	case podValue == "":
-		return nsValue
-	case !strings.EqualFold(podValue, "true"):
-		return podValue
-	case nsValue == "" || strings.EqualFold(nsValue, "true") || strings.EqualFold(nsValue, "false"):
-		return podValue
-	default:
-		return nsValue
-	}
-}
-
-// needsNamespace reports whether Resolve may need the namespace's value: only when the pod's own
-// value is absent or "true".
-func needsNamespace(podValue string) bool {
-	podValue = strings.TrimSpace(podValue)
-	return podValue == "" || strings.EqualFold(podValue, "true")
-}
-
 // Target parses a value that names a collector ("<name>" or "<ns>/<name>"); a bare name is
 // looked up in podNamespace.
 func Target(value, podNamespace string) (types.NamespacedName, error) {
-	ns, name, qualified := strings.Cut(value, "/")
-	if !qualified {
-		ns, name = podNamespace, value
-	}
-	if ns == "" || name == "" || strings.Contains(name, "/") {
-		return types.NamespacedName{}, fmt.Errorf("%s=%q is neither true, false, <name> nor <namespace>/<name>", Annotation, value)
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
+	return inject.Target(Annotation, value, podNamespace)
 }
 
 // pickSidecar returns the single sidecar-mode collector of cols, or why there is none to pick.

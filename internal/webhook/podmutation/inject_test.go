@@ -15,31 +15,6 @@ import (
 	"github.com/otelop/otelop/internal/sidecar"
 )
 
-func TestResolve(t *testing.T) {
-	tests := []struct{ pod, ns, want string }{
-		{"", "", ""},
-		{"", "true", "true"},
-		{"", "agent", "agent"},
-		{"", "false", "false"},
-		{"true", "", "true"},
-		{"true", "false", "true"},
-		{"TRUE", "True", "TRUE"},
-		{"true", "agent", "agent"},
-		{"true", "other/agent", "other/agent"},
-		{"false", "true", "false"},
-		{"agent", "other", "agent"},
-		{" agent ", "", "agent"},
-	}
-	for _, tt := range tests {
-		NewWithT(t).Expect(Resolve(tt.pod, tt.ns)).To(Equal(tt.want), "pod %q, namespace %q", tt.pod, tt.ns)
-	}
-	g := NewWithT(t)
-	g.Expect(needsNamespace("")).To(BeTrue())
-	g.Expect(needsNamespace("True")).To(BeTrue())
-	g.Expect(needsNamespace("false")).To(BeFalse())
-	g.Expect(needsNamespace("agent")).To(BeFalse())
-}
-
 func TestTarget(t *testing.T) {
 	g := NewWithT(t)
 	got, err := Target("agent", "apps")

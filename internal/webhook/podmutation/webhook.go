@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/inject"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/sidecar"
 )
@@ -141,7 +141,7 @@ func (h *Handler) mutate(ctx context.Context, namespace string, pod *corev1.Pod)
 	}
 	podValue := pod.Annotations[Annotation]
 	nsValue := ""
-	if needsNamespace(podValue) {
+	if inject.NeedsNamespace(podValue) {
 		ns := &metav1.PartialObjectMetadata{}
 		ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 		if err := h.opts.APIReader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, ns); err != nil {
@@ -154,11 +154,11 @@ func (h *Handler) mutate(ctx context.Context, namespace string, pod *corev1.Pod)
 		}
 		nsValue = ns.GetAnnotations()[Annotation]
 	}
-	value := Resolve(podValue, nsValue)
+	value := inject.Resolve(podValue, nsValue)
 	switch {
 	case value == "":
 		return false, nil, nil
-	case strings.EqualFold(value, "false"):
+	case inject.IsFalse(value):
 		return Remove(pod, h.opts.Manifests.NativeSidecars), nil, nil
 	case HasSidecar(pod):
 		return false, nil, nil
@@ -173,7 +173,7 @@ func (h *Handler) mutate(ctx context.Context, namespace string, pod *corev1.Pod)
 
 // collector returns the collector value designates.
 func (h *Handler) collector(ctx context.Context, value, namespace string) (*v1beta1.OpenTelemetryCollector, error) {
-	if strings.EqualFold(value, "true") {
+	if inject.IsTrue(value) {
 		list := &v1beta1.OpenTelemetryCollectorList{}
 		if err := h.opts.Collectors.List(ctx, list, client.InNamespace(namespace)); err != nil {
 			return nil, fmt.Errorf("listing the OpenTelemetryCollectors of namespace %q: %w", namespace, err)

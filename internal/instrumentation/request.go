@@ -1,0 +1,66 @@
+package instrumentation
+
+import (
+	"github.com/otelop/otelop/internal/inject"
+)
+
+// Language is an auto-instrumentation kind, as it appears in the annotation names.
+type Language string
+
+// The languages, named as in upstream's annotations.
+const (
+	Java        Language = "java"
+	NodeJS      Language = "nodejs"
+	Python      Language = "python"
+	DotNet      Language = "dotnet"
+	Go          Language = "go"
+	ApacheHttpd Language = "apache-httpd"
+	Nginx       Language = "nginx"
+	SDK         Language = "sdk"
+)
+
+// Languages lists every language in the order injections are applied.
+var Languages = []Language{ApacheHttpd, DotNet, Go, Java, Nginx, NodeJS, Python, SDK}
+
+// AnnotationPrefix starts every instrumentation annotation.
+const AnnotationPrefix = "instrumentation.opentelemetry.io/"
+
+// InjectAnnotation is the annotation that asks for lang, on a pod (template) or its namespace.
+// Values: "true" (the one Instrumentation of the pod's namespace), "false", "<name>" and
+// "<namespace>/<name>".
+func InjectAnnotation(lang Language) string { return AnnotationPrefix + "inject-" + string(lang) }
+
+// Request is one language a pod asks for, with the value that decides which Instrumentation.
+type Request struct {
+	Language Language
+	// Value is "true" or names an Instrumentation ("<name>" or "<namespace>/<name>"); never "false"
+	// or empty.
+	Value string
+}
+
+// Requests returns the languages the pod annotations podAnn ask for, combined with its namespace's
+// annotations nsAnn as for the sidecar annotation (inject.Resolve), in Languages order. A language
+// resolved to "false" is not requested.
+func Requests(podAnn, nsAnn map[string]string) []Request {
+	var out []Request
+	for _, lang := range Languages {
+		key := InjectAnnotation(lang)
+		v := inject.Resolve(podAnn[key], nsAnn[key])
+		if v == "" || inject.IsFalse(v) {
+			continue
+		}
+		out = append(out, Request{Language: lang, Value: v})
+	}
+	return out
+}
+
+// NeedsNamespace reports whether Requests may need the namespace's annotations for podAnn: when
+// some language is absent from the pod or says only "true".
+func NeedsNamespace(podAnn map[string]string) bool {
+	for _, lang := range Languages {
+		if inject.NeedsNamespace(podAnn[InjectAnnotation(lang)]) {
+			return true
+		}
+	}
+	return false
+}
