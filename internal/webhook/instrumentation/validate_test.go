@@ -49,7 +49,9 @@ func TestValidate(t *testing.T) {
 			warnings: []string{"argument is set but type is not"}},
 		{name: "unknown type", mutate: func(i *v1alpha1.Instrumentation) { i.Spec.Sampler.Type = "sometimes" },
 			fields: []string{"spec.sampler.type"}},
-		{name: "ratio 1", mutate: func(i *v1alpha1.Instrumentation) { i.Spec.Sampler = v1alpha1.Sampler{Type: v1alpha1.TraceIDRatio, Argument: "1"} }},
+		{name: "ratio 1", mutate: func(i *v1alpha1.Instrumentation) {
+			i.Spec.Sampler = v1alpha1.Sampler{Type: v1alpha1.TraceIDRatio, Argument: "1"}
+		}},
 		{name: "ratio 0", mutate: func(i *v1alpha1.Instrumentation) { i.Spec.Sampler.Argument = "0" }},
 		{name: "ratio .5e-1", mutate: func(i *v1alpha1.Instrumentation) { i.Spec.Sampler.Argument = ".5e-1" }},
 		{name: "ratio empty takes the SDK default", mutate: func(i *v1alpha1.Instrumentation) { i.Spec.Sampler.Argument = "" }},
