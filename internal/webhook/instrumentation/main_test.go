@@ -2,6 +2,7 @@ package instrumentation_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,8 +35,13 @@ const flagJavaImage = "mirror.example/autoinstrumentation-java:flag"
 
 // TestMain starts kube-apiserver with the CRDs and the webhook configurations of config/webhook
 // (envtest points them at 127.0.0.1 with its own serving certificate), then a manager serving the
-// Instrumentation webhooks with one image set by "flag".
+// Instrumentation webhooks with one image set by "flag". A fuzzing run (FuzzValidate needs no API
+// server) skips all that: its worker processes would each start one.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if fuzzing() {
+		os.Exit(m.Run())
+	}
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
@@ -65,6 +71,23 @@ func TestMain(m *testing.M) {
 	}
 	_ = e.Stop()
 	os.Exit(code)
+}
+
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// requireEnv skips a test that needs the API server when TestMain did not start one.
+func requireEnv(t *testing.T) {
+	t.Helper()
+	if env == nil {
+		t.Skip("no API server while fuzzing")
+	}
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {

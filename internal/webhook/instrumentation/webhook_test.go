@@ -19,6 +19,7 @@ import (
 
 func newNamespace(t *testing.T, name string) string {
 	t.Helper()
+	requireEnv(t)
 	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +99,7 @@ func TestRejectionListsEveryField(t *testing.T) {
 
 // TestWarningsReachTheClient: upstream's warnings arrive as API warnings on an accepted create.
 func TestWarningsReachTheClient(t *testing.T) {
+	requireEnv(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	cfg := rest.CopyConfig(env.Config)
