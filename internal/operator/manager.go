@@ -23,6 +23,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	otelwebhook "github.com/otelop/otelop/internal/webhook"
 	webhookcollector "github.com/otelop/otelop/internal/webhook/collector"
+	webhookinst "github.com/otelop/otelop/internal/webhook/instrumentation"
 )
 
 // UserAgent identifies the operator's requests in API server audit logs and metrics.
@@ -104,8 +105,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	}
 	if o.EnableWebhooks {
 		err := otelwebhook.Setup(ctx, mgr, otelwebhook.Options{
-			Collector: webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
-			Certs:     o.Certs,
+			Collector:       webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
+			Certs:           o.Certs,
+			Instrumentation: webhookinst.Options{Images: o.AutoInstrumentationImages},
 		})
 		if err != nil {
 			return nil, err

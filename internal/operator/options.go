@@ -13,6 +13,7 @@ import (
 	"github.com/otelop/otelop/internal/manifests/collector"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/webhook/certs"
+	webhookinst "github.com/otelop/otelop/internal/webhook/instrumentation"
 )
 
 // Options are the manager's command-line settings. Names and defaults follow upstream's flags so
@@ -43,6 +44,9 @@ type Options struct {
 	FIPSDisabledComponents  string
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
+	// AutoInstrumentationImages are the default images the Instrumentation defaulting webhook
+	// sets (--auto-instrumentation-<lang>-image flags).
+	AutoInstrumentationImages webhookinst.Images
 
 	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
 	fallbackStrategy bool
@@ -73,6 +77,8 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 4,
 		FIPSDisabledComponents:  "uppercase",
 		Certs:                   certs.DefaultOptions(),
+
+		AutoInstrumentationImages: webhookinst.DefaultImages(),
 	}
 }
 
@@ -123,8 +129,34 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FIPSDisabledComponents, "fips-disabled-components", o.FIPSDisabledComponents,
 		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
 	o.Certs.BindFlags(fs)
+	bindAutoInstrumentationImageFlags(fs, &o.AutoInstrumentationImages)
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
+}
+
+// bindAutoInstrumentationImageFlags registers upstream's --auto-instrumentation-<lang>-image flags.
+func bindAutoInstrumentationImageFlags(fs *pflag.FlagSet, i *webhookinst.Images) {
+	for _, f := range []struct {
+		lang, name string
+		image      *string
+	}{
+		{"java", "Java", &i.Java}, {"nodejs", "Node.js", &i.NodeJS}, {"python", "Python", &i.Python},
+		{"dotnet", ".NET", &i.DotNet}, {"go", "Go", &i.Go}, {"apache-httpd", "Apache HTTPD", &i.ApacheHttpd},
+		{"nginx", "Nginx", &i.Nginx},
+	} {
+		fs.StringVar(f.image, "auto-instrumentation-"+f.lang+"-image", *f.image,
+			"Default "+f.name+" auto-instrumentation image: set on Instrumentations whose spec."+langField(f.lang)+
+				".image is empty, and the target of the startup upgrade of Instrumentations still on an older default.")
+	}
+}
+
+func langField(lang string) string {
+	for _, l := range webhookinst.Languages {
+		if l.Name == lang {
+			return l.Field
+		}
+	}
+	return lang
 }
 
 // builderOptions turns the flags into the builders' options (capabilities are added later).

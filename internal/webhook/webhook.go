@@ -1,7 +1,7 @@
 // Package webhook wires the operator's admission and conversion webhooks and their certificates
-// into a controller-runtime manager: the OpenTelemetryCollector defaulter and validator, the
-// v1alpha1 <-> v1beta1 conversion endpoint, and (with certs.ModeSelf) the self-managed CA and
-// serving certificate.
+// into a controller-runtime manager: the OpenTelemetryCollector, OpAMPBridge and Instrumentation
+// defaulters and validators, the pod mutation webhook, the v1alpha1 <-> v1beta1 conversion
+// endpoint, and (with certs.ModeSelf) the self-managed CA and serving certificate.
 package webhook
 
 import (
@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/internal/webhook/collector"
+	"github.com/otelop/otelop/internal/webhook/instrumentation"
 	"github.com/otelop/otelop/internal/webhook/opampbridge"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
 )
@@ -28,6 +29,9 @@ type Options struct {
 	// Certs configures the webhook serving certificate. The zero value uses certs.ModeFiles:
 	// certificates are expected in the webhook server's cert dir.
 	Certs certs.Options
+	// Instrumentation configures the Instrumentation webhooks (default images) and the startup
+	// upgrade of default images.
+	Instrumentation instrumentation.Options
 }
 
 // Setup registers every webhook on mgr's webhook server and, in self mode, provisions the serving
@@ -50,6 +54,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	if err := opampbridge.Setup(mgr, opampbridge.Options{}); err != nil {
 		return fmt.Errorf("opampbridge webhooks: %w", err)
+	}
+	if err := instrumentation.Setup(mgr, opts.Instrumentation); err != nil {
+		return fmt.Errorf("instrumentation webhooks: %w", err)
 	}
 	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests}); err != nil {
 		return fmt.Errorf("pod webhook: %w", err)

@@ -1,0 +1,124 @@
+package instrumentation_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/internal/webhook/instrumentation"
+)
+
+var (
+	env    *testenv.Env
+	k8s    client.Client
+	scheme = runtime.NewScheme()
+)
+
+// flagJavaImage stands for --auto-instrumentation-java-image in the suite's manager.
+const flagJavaImage = "mirror.example/autoinstrumentation-java:flag"
+
+// TestMain starts kube-apiserver with the CRDs and the webhook configurations of config/webhook
+// (envtest points them at 127.0.0.1 with its own serving certificate), then a manager serving the
+// Instrumentation webhooks with one image set by "flag". A fuzzing run (FuzzValidate needs no API
+// server) skips all that: its worker processes would each start one.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if fuzzing() {
+		os.Exit(m.Run())
+	}
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	e, err := testenv.Start(testenv.Options{
+		Scheme: scheme,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths:            []string{filepath.Join(testenv.RepoRoot(), "config", "webhook")},
+			LocalServingHost: "127.0.0.1",
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env, k8s = e, e.Client
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := startManager(ctx)
+	code := 1
+	if err == nil {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	cancel()
+	if done != nil {
+		<-done
+	}
+	_ = e.Stop()
+	os.Exit(code)
+}
+
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// requireEnv skips a test that needs the API server when TestMain did not start one.
+func requireEnv(t *testing.T) {
+	t.Helper()
+	if env == nil {
+		t.Skip("no API server while fuzzing")
+	}
+}
+
+func startManager(ctx context.Context) (<-chan struct{}, error) {
+	wio := &env.Environment.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := instrumentation.Setup(mgr, instrumentation.Options{Images: instrumentation.Images{Java: flagJavaImage}}); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
+			return done, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return done, fmt.Errorf("webhook server did not start within 30s")
+}
