@@ -160,7 +160,9 @@ func expand(r rbacv1.PolicyRule) []access {
 	return out
 }
 
-func matches(list []string, s string) bool { return slices.Contains(list, s) || slices.Contains(list, "*") }
+func matches(list []string, s string) bool {
+	return slices.Contains(list, s) || slices.Contains(list, "*")
+}
 
 // covered reports whether rules allow a; a rule limited by resourceNames covers only those names.
 func covered(rules []rbacv1.PolicyRule, a access) bool {
