@@ -231,7 +231,7 @@ func k8sObserverRules(cfg map[string]any) []rbacv1.PolicyRule {
 
 // RBACComponentTypes returns, per kind, the component types (without aliases) whose use makes the
 // operator put rules into a collector's ClusterRole, sorted. The operator must itself hold every
-// rule these components can produce; internal/operator's tests check config/rbac against it.
+// rule these components can produce; config/rbac's tests check role.yaml against it.
 func RBACComponentTypes() map[Kind][]string {
 	out := map[Kind][]string{}
 	for kind, specs := range map[Kind]map[string]spec{
