@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -27,7 +28,10 @@ const EndpointsManagedBy = "simcluster"
 // the API server's endpoint routing (Options.ServiceRouting), which dials the address as given.
 // Call it again after the pods change.
 func (c *Cluster) PublishEndpoints(ctx context.Context, namespace, name string) ([]string, error) {
-	cs, err := kubernetes.NewForConfig(c.Config)
+	cfg := rest.CopyConfig(c.Config)
+	// "FQDN endpoints are deprecated": known, see above.
+	cfg.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
