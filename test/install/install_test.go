@@ -234,3 +234,20 @@ func readyCondition(g Gomega, ns, name string) *metav1.Condition {
 	g.Expect(c).NotTo(BeNil())
 	return c
 }
+
+// TestReadinessIncludesTheWebhookServer: the shipped readiness probe checks the webhook server
+// (TestReadinessWaitsForWebhookServer in internal/operator shows it fails before it listens);
+// liveness is a ping only.
+func TestReadinessIncludesTheWebhookServer(t *testing.T) {
+	g := NewWithT(t)
+	body := func(path string) string {
+		resp, err := http.Get("http://" + podIP + ":8081" + path + "?verbose")
+		g.Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(b))
+		return string(b)
+	}
+	g.Expect(body("/readyz")).To(ContainSubstring("[+]webhook-server ok"))
+	g.Expect(body("/healthz")).NotTo(ContainSubstring("webhook-server"))
+}
