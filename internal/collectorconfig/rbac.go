@@ -1,6 +1,7 @@
 package collectorconfig
 
 import (
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -226,4 +227,23 @@ func k8sObserverRules(cfg map[string]any) []rbacv1.PolicyRule {
 		}
 	}
 	return rules
+}
+
+// RBACComponentTypes returns, per kind, the component types (without aliases) whose use makes the
+// operator put rules into a collector's ClusterRole, sorted. The operator must itself hold every
+// rule these components can produce; config/rbac's tests check role.yaml against it.
+func RBACComponentTypes() map[Kind][]string {
+	out := map[Kind][]string{}
+	for kind, specs := range map[Kind]map[string]spec{
+		KindReceiver: receiverSpecs, KindProcessor: processorSpecs,
+		KindExporter: exporterSpecs, KindExtension: extensionSpecs,
+	} {
+		for typ, s := range specs {
+			if s.rbac != nil {
+				out[kind] = append(out[kind], typ)
+			}
+		}
+		sort.Strings(out[kind])
+	}
+	return out
 }

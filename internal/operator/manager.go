@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -80,6 +79,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if o.SyncPeriod > 0 {
 		mgrOpts.Cache.SyncPeriod = &o.SyncPeriod
 	}
+	if o.EnableLeaderElection {
+		mgrOpts.LeaderElectionNamespace = leaderElectionNamespace(o)
+	}
 	if o.EnableWebhooks {
 		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir})
 	}
@@ -87,10 +89,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := addHealthChecks(mgr, o); err != nil {
 		return nil, err
 	}
 	base, err := o.builderOptions()
@@ -130,6 +129,22 @@ func Run(ctx context.Context, o Options) error {
 		"metricsAddr", o.MetricsAddr, "probeAddr", o.ProbeAddr, "watchNamespaces", o.WatchNamespaces)
 	return mgr.Start(ctx)
 }
+
+// leaderElectionNamespace is the pod's namespace in a cluster (controller-runtime's default, from
+// the service account mount). Outside a cluster, e.g. a local process started with a
+// ServiceAccount token, it falls back to --webhook-cert-namespace, the other place the operator's
+// namespace is configured.
+func leaderElectionNamespace(o Options) string {
+	if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return o.Certs.Namespace
+}
+
+// serviceAccountNamespaceFile holds the pod's namespace in a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // fipsDisabled returns the components to reject, only when the host runs in FIPS mode (as
 // upstream, the list has no effect elsewhere).

@@ -45,6 +45,12 @@ type Options struct {
 	BinDir string
 	// Audit writes an audit log (write requests only, level Metadata) to Dir/audit.log.
 	Audit bool
+	// ServiceRouting makes the API server call Service-referenced webhooks (admission and CRD
+	// conversion) and aggregated APIs at an endpoint of the Service (kube-apiserver
+	// --enable-aggregator-routing=true) instead of its ClusterIP, which nothing serves here (there
+	// is no kube-proxy). Publish the endpoints with PublishEndpoints: kwok's pod IPs are loopback
+	// addresses, which the EndpointSlice controller cannot store.
+	ServiceRouting bool
 	// ReadyTimeout bounds how long each component may take to become ready (default 60s).
 	ReadyTimeout time.Duration
 	// Progress, when set, receives one line per step (for CLIs); tests leave it nil.
@@ -225,6 +231,9 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--profiling=false", "--enable-priority-and-fairness=false",
 		"--cert-dir=" + filepath.Join(c.Dir, "pki"),
+	}
+	if c.opts.ServiceRouting {
+		args = append(args, "--enable-aggregator-routing=true")
 	}
 	if c.opts.Audit {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")

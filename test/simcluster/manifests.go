@@ -57,6 +57,28 @@ func ReadManifests(dir string) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
+// ReadManifestFile returns every non-empty YAML document of one file.
+func ReadManifestFile(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for i := 0; ; i++ {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
 // InstallCRDs applies (server-side, field owner fieldOwner) every CRD in dir and waits until all
 // are established. It returns how many it installed.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, dir, fieldOwner string) (int, error) {
