@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,14 +78,18 @@ func tryRender(t testing.TB, r release) ([]*unstructured.Unstructured, error) {
 		if doc == "" {
 			continue
 		}
-		m := map[string]any{}
-		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		data, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
 			return nil, err
 		}
-		if len(m) == 0 {
+		if string(data) == "null" || string(data) == "{}" {
 			continue
 		}
-		out = append(out, &unstructured.Unstructured{Object: m})
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("%w in\n%s", err, doc)
+		}
+		out = append(out, u)
 	}
 	return out, nil
 }

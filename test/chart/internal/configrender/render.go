@@ -35,11 +35,16 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 	}
 	var out []*unstructured.Unstructured
 	for _, r := range resMap.Resources() {
-		m, err := r.Map()
+		// Through JSON, so that numbers are int64 or float64 as in every other unstructured object.
+		data, err := r.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, r.CurId(), err)
 		}
-		out = append(out, &unstructured.Unstructured{Object: m})
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, r.CurId(), err)
+		}
+		out = append(out, u)
 	}
 	return out, nil
 }
