@@ -1,0 +1,163 @@
+package chart
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/testenv"
+)
+
+// The API server is started by the first test that needs it (lint and render tests do not) and
+// stopped by TestMain.
+var (
+	envOnce sync.Once
+	env     *testenv.Env
+	envErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+func apiServer(t *testing.T) *testenv.Env {
+	t.Helper()
+	envOnce.Do(func() {
+		// No CRDs from config/: the chart's own CRDs are applied. cert-manager's kinds are
+		// installed so that the cert-manager mode's objects can be checked.
+		var empty string
+		if empty, envErr = os.MkdirTemp("", "no-crds"); envErr != nil {
+			return
+		}
+		defer os.RemoveAll(empty)
+		env, envErr = testenv.Start(testenv.Options{
+			CRDDirectoryPaths: []string{empty},
+			CRDs:              certManagerCRDs(),
+		})
+	})
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return env
+}
+
+// applyAll server-side applies objs (strict field validation), as a dry run or for real.
+func applyAll(t *testing.T, c client.Client, objs []*unstructured.Unstructured, dryRun bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, o := range objs {
+		data, err := json.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []client.PatchOption{client.ForceOwnership, client.FieldOwner("chart-test"), client.FieldValidation(metav1.FieldValidationStrict)}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
+		}
+		obj := o.DeepCopy()
+		if err := c.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, data), opts...); err != nil {
+			t.Errorf("apply (dry run %v) %s %s/%s: %v", dryRun, o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+func ensureNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(context.Background(), ns); err != nil && !isAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// TestServerSideDryRun: every object the chart renders, for each way it is installed, is accepted
+// by a real kube-apiserver (server-side apply, dry run, strict field validation).
+func TestServerSideDryRun(t *testing.T) {
+	e := apiServer(t)
+	user := map[string]any{"opentelemetry-operator": map[string]any{
+		"manager": map[string]any{"extraEnvs": []any{map[string]any{"name": "GOMEMLIMIT", "value": "200MiB"}}},
+	}}
+	for name, r := range map[string]release{
+		"default":                     {},
+		"kube-stack CRDs release":     {values: flux.CRDsValues()},
+		"kube-stack workload release": {name: "workload", namespace: "otel-workload", values: flux.WorkloadValues(user, []string{"pull"})},
+		"cert-manager":                {values: map[string]any{"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}}}},
+		"cert-manager issuerRef": {values: map[string]any{"admissionWebhooks": map[string]any{"certManager": map[string]any{
+			"enabled": true, "issuerRef": map[string]any{"kind": "ClusterIssuer", "name": "corp", "group": "cert-manager.io"},
+			"duration": "2160h", "renewBefore": "360h"}}}},
+		"files": {values: map[string]any{"admissionWebhooks": map[string]any{"autoGenerateCert": map[string]any{"enabled": false}, "caBundle": "Q0E="}}},
+		"everything set": {name: "opentelemetry-operator", namespace: "opentelemetry-operator-system", values: map[string]any{
+			"replicaCount":     2,
+			"imagePullSecrets": []any{map[string]any{"name": "pull"}},
+			"manager": map[string]any{
+				"collectorImage":        map[string]any{"repository": "example.org/otelcol", "tag": "1.0"},
+				"targetAllocatorImage":  map[string]any{"repository": "example.org/ta"},
+				"opampBridgeImage":      map[string]any{"repository": "example.org/bridge", "tag": "2"},
+				"featureGates":          "+operator.targetallocator.fallbackstrategy",
+				"extraArgs":             []any{"--sync-period=1h"},
+				"podAnnotations":        map[string]any{"a": "b"},
+				"podLabels":             map[string]any{"team": "obs"},
+				"deploymentAnnotations": map[string]any{"c": "d"},
+				"serviceAccount":        map[string]any{"annotations": map[string]any{"e": "f"}},
+			},
+			"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
+			"tolerations":       []any{map[string]any{"key": "k", "operator": "Exists", "effect": "NoSchedule"}},
+			"affinity":          map[string]any{"nodeAffinity": map[string]any{}},
+			"priorityClassName": "system-cluster-critical",
+			"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+				"whenUnsatisfiable": "ScheduleAnyway", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "opentelemetry-operator"}}}},
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r.namespace == "" {
+				r.namespace = "observability"
+			}
+			objs := render(t, r)
+			ensureNamespace(t, e.Client, r.namespace)
+			applyAll(t, e.Client, objs, true)
+		})
+	}
+}
+
+// TestInstall applies the default render for real, twice (an upgrade that changes nothing), and
+// reads the objects back.
+func TestInstall(t *testing.T) {
+	e := apiServer(t)
+	ns := "otel-install"
+	ensureNamespace(t, e.Client, ns)
+	objs := render(t, release{namespace: ns})
+	applyAll(t, e.Client, objs, false)
+	applyAll(t, e.Client, objs, false)
+	for _, o := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(o.GroupVersionKind())
+		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(o), got); err != nil {
+			t.Errorf("%s %s not found after install: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.Client.Get(context.Background(), client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Annotations["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("installed CRD lacks helm.sh/resource-policy: keep")
+	}
+}
