@@ -49,6 +49,12 @@ func render(t testing.TB, r release) []*unstructured.Unstructured {
 
 func tryRender(t testing.TB, r release) ([]*unstructured.Unstructured, error) {
 	t.Helper()
+	return renderChart(t, loadChart(t), r)
+}
+
+// renderChart renders ch as `helm install --dry-run` does for release r.
+func renderChart(t testing.TB, ch *chart.Chart, r release) ([]*unstructured.Unstructured, error) {
+	t.Helper()
 	if r.name == "" {
 		r.name = "otel"
 	}
@@ -61,7 +67,7 @@ func tryRender(t testing.TB, r release) ([]*unstructured.Unstructured, error) {
 	install.ReleaseName = r.name
 	install.Namespace = r.namespace
 	install.KubeVersion = &chartutil.KubeVersion{Version: testenv.K8sVersion, Major: "1", Minor: "37"}
-	rel, err := install.Run(loadChart(t), r.values)
+	rel, err := install.Run(ch, r.values)
 	if err != nil {
 		return nil, err
 	}
