@@ -149,10 +149,11 @@ func TestPrecedence(t *testing.T) {
 			"extraArgs": []any{"--sync-period=1h"},
 		},
 		"imagePullSecrets":  []any{map[string]any{"name": "top"}},
+		"global":            map[string]any{"imagePullSecrets": []any{"ignored"}},
 		"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}},
 		"opentelemetry-operator": map[string]any{
 			"manager":           map[string]any{"image": map[string]any{"tag": "sub"}, "extraArgs": []any{"--max-concurrent-reconciles=2"}},
-			"imagePullSecrets":  []any{map[string]any{"name": "sub"}},
+			"imagePullSecrets":  []any{"sub"}, // bare names are accepted, as the service provider reads them
 			"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": false}},
 		},
 	}})

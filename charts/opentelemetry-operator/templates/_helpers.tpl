@@ -155,3 +155,12 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" .Release.Namespac
 {{- $v := include "otelop.values" . | fromJson -}}
 {{- if eq (include "otelop.certMode" .) "files" -}}{{ $v.admissionWebhooks.caBundle | default "" }}{{- end -}}
 {{- end -}}
+
+{{/* imagePullSecrets as [{name: ...}], also when given as bare names. Argument: the effective values. */}}
+{{- define "otelop.pullSecrets" -}}
+{{- $out := list -}}
+{{- range .imagePullSecrets -}}
+{{- if kindIs "string" . -}}{{ $out = append $out (dict "name" .) }}{{- else -}}{{ $out = append $out . }}{{- end -}}
+{{- end -}}
+{{- if $out }}{{ toYaml $out }}{{ end -}}
+{{- end -}}
