@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/action"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/testenv"
@@ -137,27 +141,84 @@ func TestServerSideDryRun(t *testing.T) {
 	}
 }
 
-// TestInstall applies the default render for real, twice (an upgrade that changes nothing), and
-// reads the objects back.
-func TestInstall(t *testing.T) {
+// TestHelmInstallUpgradeUninstall installs the chart with the Helm SDK against the API server as
+// `helm install` does (release stored in a Secret, objects created in Helm's order), upgrades it to
+// cert-manager mode and back, and uninstalls it: every object is removed but the CRDs, which
+// helm.sh/resource-policy: keep leaves in place.
+func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	e := apiServer(t)
-	ns := "otel-install"
+	const ns = "otel-install"
 	ensureNamespace(t, e.Client, ns)
+	cfg := helmConfig(t, e, ns)
+
+	install := action.NewInstall(cfg)
+	install.ReleaseName = "otel"
+	install.Namespace = ns
+	rel, err := install.Run(loadChart(t), nil)
+	if err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
 	objs := render(t, release{namespace: ns})
-	applyAll(t, e.Client, objs, false)
-	applyAll(t, e.Client, objs, false)
 	for _, o := range objs {
-		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(o.GroupVersionKind())
-		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(o), got); err != nil {
-			t.Errorf("%s %s not found after install: %v", o.GetKind(), o.GetName(), err)
+		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o.DeepCopy()); err != nil {
+			t.Errorf("%s %s not found after helm install: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := e.Client.Get(context.Background(), client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, crd); err != nil {
+	t.Logf("release %s v%d stored; manifest %d bytes", rel.Name, rel.Version, len(rel.Manifest))
+
+	for _, vals := range []map[string]any{
+		{"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}}},
+		nil,
+	} {
+		up := action.NewUpgrade(cfg)
+		up.Namespace = ns
+		if _, err := up.Run("otel", loadChart(t), vals); err != nil {
+			t.Fatalf("helm upgrade %v: %v", vals, err)
+		}
+	}
+	cert := &unstructured.Unstructured{}
+	cert.SetAPIVersion("cert-manager.io/v1")
+	cert.SetKind("Certificate")
+	if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: full + "-serving-cert"}, cert); !apierrors.IsNotFound(err) {
+		t.Errorf("the Certificate of the cert-manager upgrade is still there after upgrading back: %v", err)
+	}
+
+	if _, err := action.NewUninstall(cfg).Run("otel"); err != nil {
+		t.Fatalf("helm uninstall: %v", err)
+	}
+	for _, o := range objs {
+		err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o.DeepCopy())
+		switch {
+		case o.GetKind() == "CustomResourceDefinition" && err != nil:
+			t.Errorf("CRD %s was deleted by helm uninstall: %v", o.GetName(), err)
+		case o.GetKind() != "CustomResourceDefinition" && !apierrors.IsNotFound(err):
+			t.Errorf("%s %s still there after helm uninstall (err %v)", o.GetKind(), o.GetName(), err)
+		}
+	}
+}
+
+// helmConfig is an action.Configuration for the API server, as the helm CLI builds it from a
+// kubeconfig, storing releases in Secrets.
+func helmConfig(t *testing.T, e *testenv.Env, namespace string) *action.Configuration {
+	t.Helper()
+	user, err := e.Environment.ControlPlane.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if crd.Annotations["helm.sh/resource-policy"] != "keep" {
-		t.Errorf("installed CRD lacks helm.sh/resource-policy: keep")
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
 	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &path
+	flags.Namespace = &namespace
+	cfg := &action.Configuration{}
+	if err := cfg.Init(flags, namespace, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
