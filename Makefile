@@ -74,8 +74,8 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files 2>/dev/null)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts 2>/dev/null)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts; exit 1; fi
 
 ##@ Checks
 

@@ -164,7 +164,17 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 			t.Errorf("%s %s not found after helm install: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
-	t.Logf("release %s v%d stored; manifest %d bytes", rel.Name, rel.Version, len(rel.Manifest))
+	// The release Secret must stay under the API server's 1 MiB limit with room for the CRDs to
+	// grow: the CRDs are in a library subchart, which Helm does not store.
+	secret := &corev1.Secret{}
+	if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.otel.v1"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	size := len(secret.Data["release"])
+	t.Logf("release Secret %d bytes (manifest %d bytes)", size, len(rel.Manifest))
+	if size > 700<<10 {
+		t.Errorf("release Secret is %d bytes: close to the 1 MiB limit; keep large files out of the parent chart", size)
+	}
 
 	for _, vals := range []map[string]any{
 		{"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}}},
@@ -172,6 +182,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	} {
 		up := action.NewUpgrade(cfg)
 		up.Namespace = ns
+		up.ResetValues = true // without values, helm upgrade would reuse the last release's
 		if _, err := up.Run("otel", loadChart(t), vals); err != nil {
 			t.Fatalf("helm upgrade %v: %v", vals, err)
 		}

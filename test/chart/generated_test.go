@@ -16,9 +16,11 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for g, files := range want {
-		dir := filepath.Join(chartDir(), "files", string(g))
+	for d, files := range want {
+		dir := filepath.Join(chartDir(), d)
 		have, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		tpls, _ := filepath.Glob(filepath.Join(dir, "_*.tpl"))
+		have = append(have, tpls...)
 		for _, p := range have {
 			if _, ok := files[filepath.Base(p)]; !ok {
 				t.Errorf("%s is not in config/default any more; run make generate", p)

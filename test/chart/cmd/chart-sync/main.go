@@ -2,9 +2,11 @@
 //
 //	chart-sync -repo ../.. -chart charts/opentelemetry-operator
 //
-// It renders config/default with kustomize and writes its CRDs, RBAC objects and webhook
-// configurations into the chart's files/ folder, which the chart's templates read with
-// .Files.Glob and rewrite for the release (names, namespace, webhook Service, CA injection).
+// It renders config/default with kustomize and writes its RBAC objects and webhook configurations
+// into the chart's files/ folder, which the chart's templates read with .Files.Glob, and its CRDs
+// as named templates into the library subchart charts/opentelemetry-operator-crds (a subchart is
+// not stored in the release Secret). The templates rewrite them for the release (names, namespace,
+// webhook Service, CA injection).
 package main
 
 import (
@@ -33,15 +35,16 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, g := range []configrender.Group{configrender.GroupCRD, configrender.GroupRBAC, configrender.GroupWebhook} {
-		if err := writeDir(filepath.Join(*repo, *chartDir, "files", string(g)), files[g]); err != nil {
+	for dir, fs := range files {
+		if err := writeDir(filepath.Join(*repo, *chartDir, dir), fs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeDir makes dir hold exactly files (only *.yaml are removed), writing only what changed.
+// writeDir makes dir hold exactly files (only generated *.yaml and _*.tpl are removed), writing
+// only what changed.
 func writeDir(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -50,6 +53,11 @@ func writeDir(dir string, files map[string][]byte) error {
 	if err != nil {
 		return err
 	}
+	tpls, err := filepath.Glob(filepath.Join(dir, "_*.tpl"))
+	if err != nil {
+		return err
+	}
+	old = append(old, tpls...)
 	for _, p := range old {
 		if _, keep := files[filepath.Base(p)]; !keep {
 			if err := os.Remove(p); err != nil {
