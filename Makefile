@@ -26,6 +26,8 @@ run: cluster-tools build ## Start a local simulated cluster, install CRDs, run t
 test: cluster-tools generate-check ## Build what is missing, then run every test: unit, envtest, simulated cluster, short fuzz runs.
 	go test $(GO_TEST_FLAGS) ./...
 	@if [ -f test/compat/go.mod ]; then echo "==> upstream API compatibility (test/compat)"; cd test/compat && go test $(GO_TEST_FLAGS) ./...; fi
+	@# The chart tests are a module of their own: the Helm SDK's dependencies stay out of the product's go.mod.
+	@if [ -f test/chart/go.mod ]; then echo "==> Helm chart (test/chart)"; cd test/chart && go test $(GO_TEST_FLAGS) ./...; fi
 	$(MAKE) --no-print-directory fuzz
 
 ##@ Building
@@ -33,6 +35,14 @@ test: cluster-tools generate-check ## Build what is missing, then run every test
 .PHONY: build
 build: ## Build the binaries (and the simcluster CLI) into bin/.
 	go build -o bin/ ./cmd/... ./hack/simcluster
+
+CHART_DIR     := charts/opentelemetry-operator
+# Chart version and appVersion (the operator image's tag); not SemVer (e.g. a bare commit) becomes 0.0.0-dev+<it>.
+CHART_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//')
+
+.PHONY: chart
+chart: ## Package the Helm chart into bin/charts/ (CHART_VERSION=<version> sets its version and image tag).
+	cd test/chart && go run ./cmd/chart-package -chart ../../$(CHART_DIR) -out ../../bin/charts -version "$(CHART_VERSION)"
 
 .PHONY: cluster-tools
 cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing).
@@ -50,7 +60,7 @@ bench: cluster-tools build ## Benchmark the operator on the simulated cluster: m
 ##@ Generated code
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/bases, service-provider CRDs into config/service-provider/crd).
+generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/bases, service-provider CRDs into config/service-provider/crd) and the chart's copies of config/default.
 	@hack/build-tools.sh controller-gen >/dev/null
 	@if [ -d api ]; then \
 	  $(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...; fi
@@ -59,11 +69,13 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 	@$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/operator/... output:rbac:artifacts:config=config/rbac
 	@if [ -d api/serviceprovider ]; then \
 	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
+	@# The chart's CRDs, RBAC and webhook configurations are copied from what config/default renders.
+	@if [ -f test/chart/go.mod ]; then cd test/chart && go run ./cmd/chart-sync -repo ../.. -chart $(CHART_DIR); fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd 2>/dev/null)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts 2>/dev/null)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts; exit 1; fi
 
 ##@ Checks
 

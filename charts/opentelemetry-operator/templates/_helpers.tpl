@@ -1,0 +1,166 @@
+{{/*
+Effective values. The chart takes its own keys at the top level (upstream's opentelemetry-operator
+chart) and the same keys under "opentelemetry-operator" (opentelemetry-kube-stack's subchart
+values), so one ProviderConfig can point at either chart. A key under "opentelemetry-operator"
+wins over the same key at the top level; maps are merged key by key, anything else (lists,
+strings, booleans, including false) is replaced. Usage:
+  {{- $v := include "otelop.values" . | fromJson }}
+*/}}
+{{- define "otelop.values" -}}
+{{- $v := deepCopy (omit .Values "opentelemetry-operator") -}}
+{{- $sub := index .Values "opentelemetry-operator" | default dict -}}
+{{- include "otelop.mergeInto" (list $v (deepCopy $sub)) -}}
+{{- toJson $v -}}
+{{- end -}}
+
+{{/* mergeInto copies the second map into the first (which it changes), recursing into maps. */}}
+{{- define "otelop.mergeInto" -}}
+{{- $dst := index . 0 -}}
+{{- $src := index . 1 -}}
+{{- range $k, $val := $src -}}
+{{- if and (kindIs "map" $val) (kindIs "map" (get $dst $k)) -}}
+{{- include "otelop.mergeInto" (list (get $dst $k) $val) -}}
+{{- else -}}
+{{- $_ := set $dst $k $val -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The operator's objects are rendered unless opentelemetry-operator.enabled is false. */}}
+{{- define "otelop.operatorEnabled" -}}
+{{- $sub := index .Values "opentelemetry-operator" | default dict -}}
+{{- if or (not (hasKey $sub "enabled")) (eq (toString $sub.enabled) "true") }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The CRDs are rendered when crds.installOtel (the kube-stack switch) is true; when it is not set,
+when opentelemetry-operator.crds.create (else crds.create, default true) is true.
+*/}}
+{{- define "otelop.crdsEnabled" -}}
+{{- $crds := .Values.crds | default dict -}}
+{{- if hasKey $crds "installOtel" -}}
+{{- if eq (toString $crds.installOtel) "true" }}true{{ end -}}
+{{- else -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- $c := $v.crds | default dict -}}
+{{- if or (not (hasKey $c "create")) (eq (toString $c.create) "true") }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Chart name, overridable with nameOverride. */}}
+{{- define "otelop.name" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- default .Chart.Name $v.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Full name: fullnameOverride, else <release>-<name>, or the release name when it already contains
+the chart name (as upstream's chart). Object names are built from it; it is cut at 55 characters
+so that the webhook Service name (<fullname>-webhook) stays a valid DNS label.
+*/}}
+{{- define "otelop.fullname" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- if $v.fullnameOverride -}}
+{{- $v.fullnameOverride | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name $v.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 55 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The manager's ServiceAccount. */}}
+{{- define "otelop.serviceAccountName" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- $sa := $v.manager.serviceAccount | default dict -}}
+{{- if and $sa.name (ne $sa.name "") -}}{{ $sa.name }}{{- else -}}{{ include "otelop.fullname" . }}{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the webhook serving certificate (every certificate mode). */}}
+{{- define "otelop.certSecretName" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- default (printf "%s-controller-manager-service-cert" (include "otelop.fullname" .)) $v.admissionWebhooks.secretName -}}
+{{- end -}}
+
+{{/*
+Certificate mode of the operator (--webhook-cert-mode): cert-manager when
+admissionWebhooks.certManager.enabled, self when admissionWebhooks.autoGenerateCert.enabled,
+files otherwise (the user provides the Secret and admissionWebhooks.caBundle).
+*/}}
+{{- define "otelop.certMode" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- $aw := $v.admissionWebhooks | default dict -}}
+{{- if eq (toString (dig "certManager" "enabled" false $aw)) "true" -}}cert-manager
+{{- else if eq (toString (dig "autoGenerateCert" "enabled" false $aw)) "true" -}}self
+{{- else -}}files
+{{- end -}}
+{{- end -}}
+
+{{/*
+Name of a chart object that config/default names <prefix><suffix> (prefix
+"opentelemetry-operator-"): the objects the templates write get upstream chart names, RBAC objects
+get <fullname>-<suffix without -role/-rolebinding/-binding>. Names without the prefix (built-in
+ClusterRoles, the leader-election Lease, CRDs) are kept. Argument: list $ configName.
+*/}}
+{{- define "otelop.rename" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $prefix := "opentelemetry-operator-" -}}
+{{- if not (hasPrefix $prefix $name) -}}{{ $name }}
+{{- else -}}
+{{- $full := include "otelop.fullname" $root -}}
+{{- $suffix := trimPrefix $prefix $name -}}
+{{- $fixed := dict
+    "controller-manager" (include "otelop.serviceAccountName" $root)
+    "webhook-service" (printf "%s-webhook" $full)
+    "webhook-cert" (include "otelop.certSecretName" $root)
+    "mutating-webhook-configuration" (printf "%s-mutation" $full)
+    "validating-webhook-configuration" (printf "%s-validation" $full)
+    "controller-manager-metrics-service" $full
+    "metrics-service" $full -}}
+{{- if hasKey $fixed $suffix -}}{{ get $fixed $suffix }}
+{{- else -}}{{ printf "%s-%s" $full (regexReplaceAll "-(role|rolebinding|binding)$" $suffix "") }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Selector labels of the manager's pods. */}}
+{{- define "otelop.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "otelop.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller-manager
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "otelop.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "otelop.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | replace "+" "_" | trunc 63 | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: opentelemetry-operator
+{{- end -}}
+
+{{/* The cert-manager annotation that injects the CA bundle, in cert-manager mode. */}}
+{{- define "otelop.injectCA" -}}
+{{- if eq (include "otelop.certMode" .) "cert-manager" -}}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" .Release.Namespace (include "otelop.fullname" .) }}
+{{- end -}}
+{{- end -}}
+
+{{/* The CA bundle the chart writes into webhook configurations (files mode only). */}}
+{{- define "otelop.caBundle" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- if eq (include "otelop.certMode" .) "files" -}}{{ $v.admissionWebhooks.caBundle | default "" }}{{- end -}}
+{{- end -}}
+
+{{/* imagePullSecrets as [{name: ...}], also when given as bare names. Argument: the effective values. */}}
+{{- define "otelop.pullSecrets" -}}
+{{- $out := list -}}
+{{- range .imagePullSecrets -}}
+{{- if kindIs "string" . -}}{{ $out = append $out (dict "name" .) }}{{- else -}}{{ $out = append $out . }}{{- end -}}
+{{- end -}}
+{{- if $out }}{{ toYaml $out }}{{ end -}}
+{{- end -}}
