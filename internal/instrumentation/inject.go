@@ -108,6 +108,9 @@ func Inject(in Input) Result {
 	return res
 }
 
+// NotInjected is the warning that lang was requested and not injected, and why.
+func NotInjected(lang Language, why string) string { return notInjected(lang, why) }
+
 func notInjected(lang Language, why string) string {
 	return fmt.Sprintf("%s instrumentation not injected: %s", lang, why)
 }

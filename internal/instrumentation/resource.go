@@ -24,6 +24,8 @@ const (
 
 // Owner is one object of a pod's owner chain.
 type Owner struct {
+	// APIVersion is the owner's API version, as in an owner reference (apps/v1, batch/v1).
+	APIVersion string
 	// Kind is the owner's kind, as in an owner reference (ReplicaSet, Deployment, StatefulSet,
 	// DaemonSet, Job, CronJob).
 	Kind string
@@ -35,7 +37,7 @@ type Owner struct {
 func OwnersOf(refs []metav1.OwnerReference) []Owner {
 	out := make([]Owner, 0, len(refs))
 	for _, r := range refs {
-		out = append(out, Owner{Kind: r.Kind, Name: r.Name, UID: r.UID})
+		out = append(out, Owner{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID})
 	}
 	return out
 }

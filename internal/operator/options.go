@@ -43,6 +43,9 @@ type Options struct {
 	FIPSDisabledComponents  string
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
+	// Instrumentation are the auto-instrumentation switches (--enable-<language>-instrumentation,
+	// --enable-multi-instrumentation).
+	Instrumentation InstrumentationFlags
 
 	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
 	fallbackStrategy bool
@@ -73,6 +76,7 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 4,
 		FIPSDisabledComponents:  "uppercase",
 		Certs:                   certs.DefaultOptions(),
+		Instrumentation:         DefaultInstrumentationFlags(),
 	}
 }
 
@@ -123,6 +127,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FIPSDisabledComponents, "fips-disabled-components", o.FIPSDisabledComponents,
 		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
 	o.Certs.BindFlags(fs)
+	o.Instrumentation.BindFlags(fs)
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
 }
