@@ -41,6 +41,10 @@ func newNamespace(t *testing.T, name string, annotations map[string]string) stri
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	// The webhook reads namespaces from its metadata informer: wait until it has this one.
+	NewWithT(t).Eventually(func() error {
+		return mgr.GetCache().Get(context.Background(), client.ObjectKey{Name: name}, podmutation.NamespaceMetadata())
+	}, 10*time.Second, 20*time.Millisecond).Should(Succeed())
 	return name
 }
 
