@@ -149,7 +149,10 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	instrumented, iwarnings := h.instrument(r)
 	if len(iwarnings) > 0 {
 		log.Info("instrumentation not (fully) injected", "reasons", iwarnings)
-		h.event(r, iwarnings)
+		if req.DryRun == nil || !*req.DryRun {
+			// A dry run has no side effects (the webhook is registered with sideEffects None).
+			h.event(r, iwarnings)
+		}
 	}
 	warnings = append(warnings, iwarnings...)
 	if !changed && !instrumented {
