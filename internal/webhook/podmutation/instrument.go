@@ -28,8 +28,9 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 	ns, err := r.namespace()
 	if err != nil {
 		if len(instrumentation.Requests(pod.Annotations, nil)) == 0 {
-			// Without the namespace nothing says the pod wants instrumentation.
-			logf.FromContext(r.ctx).Error(err, "reading the namespace's annotations; no instrumentation")
+			// Without the namespace nothing says the pod wants instrumentation (the sidecar path
+			// has logged the error).
+			logf.FromContext(r.ctx).V(1).Info("no namespace annotations; no instrumentation", "error", err.Error())
 			return false, nil
 		}
 		return false, []string{"instrumentation not injected: " + err.Error()}

@@ -148,17 +148,18 @@ func TestMissingInstrumentation(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t, "missing-inst", nil)
 	rs := replicaSetOfDeployment(t, ns, "shop")
-	pod := newPod(ns, "p", map[string]string{instrumentation.InjectAnnotation(instrumentation.Java): "nope"})
-	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}
-	got, warnings := create(t, pod)
+	owned := func(name string) *corev1.Pod {
+		pod := newPod(ns, name, map[string]string{instrumentation.InjectAnnotation(instrumentation.Java): "nope"})
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}
+		return pod
+	}
+	got, warnings := create(t, owned("p"))
 	expectUnchanged(g, got)
 	g.Expect(got.Annotations).NotTo(HaveKey(instrumentation.InjectedAnnotation))
 	g.Expect(warnings).To(ConsistOf(ContainSubstring("java instrumentation not injected: instrumentation.opentelemetry.io/inject-java=\"nope\": Instrumentation " + ns + "/nope not found")))
 
 	// A second pod of the same Deployment adds to the same Event (a series), not a new one.
-	pod2 := pod.DeepCopy()
-	pod2.Name = "p2"
-	create(t, pod2)
+	create(t, owned("p2"))
 	g.Eventually(func(g Gomega) {
 		events := &eventsv1.EventList{}
 		g.Expect(env.Client.List(context.Background(), events, client.InNamespace(ns))).To(Succeed())
