@@ -307,18 +307,24 @@ func (b *builder) hasInitContainer(name string) bool {
 }
 
 // addInitContainer adds c once: before target when target is an init container (so that the
-// agent is in place when it runs), else at the end.
+// agent is in place when it runs), else at the end. When c is already there but after target (an
+// earlier container of the list was a regular one), it is moved before target.
 func (b *builder) addInitContainer(c corev1.Container, target string) {
-	if b.hasInitContainer(c.Name) {
+	ics := b.pod.Spec.InitContainers
+	at := slices.IndexFunc(ics, func(ic corev1.Container) bool { return ic.Name == target })
+	if have := slices.IndexFunc(ics, func(ic corev1.Container) bool { return ic.Name == c.Name }); have >= 0 {
+		if at >= 0 && have > at {
+			existing := ics[have]
+			ics = slices.Delete(ics, have, have+1)
+			b.pod.Spec.InitContainers = slices.Insert(ics, at, existing)
+		}
 		return
 	}
-	for i, ic := range b.pod.Spec.InitContainers {
-		if ic.Name == target {
-			b.pod.Spec.InitContainers = slices.Insert(b.pod.Spec.InitContainers, i, c)
-			return
-		}
+	if at >= 0 {
+		b.pod.Spec.InitContainers = slices.Insert(ics, at, c)
+		return
 	}
-	b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, c)
+	b.pod.Spec.InitContainers = append(ics, c)
 }
 
 // addVolume adds v unless the pod has a volume of that name.

@@ -124,6 +124,14 @@ var goldenCases = []goldenCase{
 		p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "shop-migrate:1"}}
 		return single(Java, withAnnotations(p, ContainerNamesAnnotation, "migrate,app"))
 	}},
+	{"java-init-container-listed-last", func() Input {
+		// The agent must still be copied before the init container runs.
+		p := appPod()
+		p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "setup:1"}, {Name: "migrate", Image: "shop-migrate:1"}}
+		in := single(Java, withAnnotations(p, ContainerNamesAnnotation, "app,migrate"))
+		in.Instrumentations[Java].Spec.Java.Extensions = []v1alpha1.Extensions{{Image: "ext:1", Dir: "/ext"}}
+		return in
+	}},
 	{"nodejs", func() Input {
 		return single(NodeJS, appPod(corev1.Container{Name: "app", Image: "node-shop:3", Env: []corev1.EnvVar{{Name: "NODE_OPTIONS", Value: "--max-old-space-size=512"}}}))
 	}},

@@ -57,9 +57,6 @@ func (b *builder) java(inst *v1alpha1.Instrumentation, name string) error {
 		c.Env = append(c.Env, corev1.EnvVar{Name: envJavaToolOptions, Value: arg})
 	}
 	b.sdkConfig(inst, c, c)
-	if b.hasInitContainer(InitContainerName(Java)) {
-		return nil
-	}
 	sc := initSecurityContext(inst, c)
 	b.addVolume(volume)
 	mounts := []corev1.VolumeMount{{Name: volume.Name, MountPath: javaMountPath}}
@@ -206,9 +203,6 @@ func (b *builder) dotnet(inst *v1alpha1.Instrumentation, name string) error {
 // it, placed before target when target is an init container.
 func (b *builder) copyAgent(lang Language, inst *v1alpha1.Instrumentation, image string, command []string,
 	resources corev1.ResourceRequirements, volume corev1.Volume, mountPath, target string) {
-	if b.hasInitContainer(InitContainerName(lang)) {
-		return
-	}
 	sc := initSecurityContext(inst, b.mustContainer(target))
 	b.addVolume(volume)
 	b.addInitContainer(corev1.Container{
