@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/inject"
+	"github.com/otelop/otelop/internal/naming"
 )
 
 // injectionOrder is upstream's order of injection, which decides the order of the injected init
@@ -116,8 +117,8 @@ func notInjected(lang Language, why string) string {
 }
 
 // Instrumented reports whether pod already carries an injection: our InjectedAnnotation, one of
-// the agent init containers, the Go agent, or (upstream's test) a container that sets
-// OTEL_RESOURCE_ATTRIBUTES_NODE_NAME. For the last case, why says so, since the variable may be
+// the agent init containers, the Go agent, or (upstream's test) a container other than the
+// collector sidecar that sets OTEL_RESOURCE_ATTRIBUTES_NODE_NAME. For the last case, why says so, since the variable may be
 // the user's own.
 func Instrumented(pod *corev1.Pod) (bool, string) {
 	if _, ok := pod.Annotations[InjectedAnnotation]; ok {
@@ -134,7 +135,8 @@ func Instrumented(pod *corev1.Pod) (bool, string) {
 		}
 	}
 	for _, c := range pod.Spec.Containers {
-		if hasEnv(c.Env, EnvNodeName) {
+		// The collector sidecar (otc-container) sets the variable too.
+		if c.Name != naming.Container && hasEnv(c.Env, EnvNodeName) {
 			return true, fmt.Sprintf("container %q already sets %s, so the pod is taken as instrumented", c.Name, EnvNodeName)
 		}
 	}

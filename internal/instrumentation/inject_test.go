@@ -296,3 +296,17 @@ func equalYAML(t *testing.T, a, b any) bool {
 	}
 	return bytes.Equal(ya, yb)
 }
+
+// TestCollectorSidecarIsNotInstrumentation: a regular-container collector sidecar (Kubernetes
+// before 1.29) sets OTEL_RESOURCE_ATTRIBUTES_NODE_NAME too; the pod is still instrumented.
+func TestCollectorSidecarIsNotInstrumentation(t *testing.T) {
+	p := appPod(corev1.Container{Name: "app", Image: "a:1"},
+		corev1.Container{Name: "otc-container", Image: "collector:1", Env: []corev1.EnvVar{fieldRef(EnvNodeName, "spec.nodeName")}})
+	res := Inject(single(Java, p))
+	if !res.Changed() || len(res.Warnings) > 0 {
+		t.Fatalf("not instrumented: %v", res.Warnings)
+	}
+	if got := res.Pod.Spec.Containers[1]; len(got.Env) != 1 {
+		t.Fatalf("the sidecar was changed: %v", got.Env)
+	}
+}
