@@ -34,7 +34,7 @@ func handler(t *testing.T, native bool) *podmutation.Handler {
 	return h
 }
 
-func request(t *testing.T, pod *corev1.Pod) admission.Request {
+func request(t testing.TB, pod *corev1.Pod) admission.Request {
 	t.Helper()
 	raw, err := json.Marshal(pod)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 
 // newInstrumentation creates an Instrumentation with an image for every language and waits until
 // the manager's cache has it.
-func newInstrumentation(t *testing.T, ns, name string, edit ...func(*v1alpha1.Instrumentation)) *v1alpha1.Instrumentation {
+func newInstrumentation(t testing.TB, ns, name string, edit ...func(*v1alpha1.Instrumentation)) *v1alpha1.Instrumentation {
 	t.Helper()
 	inst := &v1alpha1.Instrumentation{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
