@@ -49,7 +49,7 @@ func main() {
 	fs := flag.NewFlagSet("podwebhook", flag.ContinueOnError)
 	fs.StringVar(&cfg.operator, "operator", "bin/opentelemetry-operator", "operator binary (built with `make build`); built into a temporary folder when missing")
 	fs.IntVar(&cfg.pods, "pods", 500, "pods created per case")
-	fs.IntVar(&cfg.concurrency, "concurrency", 4, "concurrent pod creations")
+	fs.IntVar(&cfg.concurrency, "concurrency", 1, "concurrent pod creations (1: one after the other, as the baseline was measured)")
 	fs.DurationVar(&cfg.timeout, "timeout", 3*time.Minute, "bound of every wait")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the cluster's folder (logs) after the run")
 	if err := fs.Parse(os.Args[1:]); err != nil {
