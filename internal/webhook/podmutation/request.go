@@ -63,8 +63,9 @@ func (r *podRequest) namespace() (metav1.ObjectMeta, error) {
 }
 
 // ownerChain returns the pod's owner references followed by the owners of its ReplicaSet or Job
-// (their Deployment or CronJob), read as metadata, uncached. An owner that cannot be read only
-// leaves its own owners out.
+// (their Deployment or CronJob), read as metadata from the API server, or from the handler's
+// short-lived owner cache when another pod of the same ReplicaSet or Job was admitted a moment
+// ago. An owner that cannot be read only leaves its own owners out.
 func (r *podRequest) ownerChain() []instrumentation.Owner {
 	if r.ownersRead {
 		return r.owners
@@ -82,6 +83,10 @@ func (r *podRequest) ownerChain() []instrumentation.Owner {
 		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group != gvk.Group {
 			continue
 		}
+		if owners, ok := r.h.owners.get(ref.UID); ok {
+			chain = append(chain, owners...)
+			continue
+		}
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(gvk)
 		if err := r.h.opts.APIReader.Get(r.ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: ref.Name}, obj); err != nil {
@@ -89,7 +94,11 @@ func (r *podRequest) ownerChain() []instrumentation.Owner {
 				"kind", ref.Kind, "name", ref.Name, "error", err.Error())
 			continue
 		}
-		chain = append(chain, instrumentation.OwnersOf(obj.GetOwnerReferences())...)
+		owners := instrumentation.OwnersOf(obj.GetOwnerReferences())
+		if obj.GetUID() == ref.UID {
+			r.h.owners.put(ref.UID, owners)
+		}
+		chain = append(chain, owners...)
 	}
 	r.owners = chain
 	return chain

@@ -11,8 +11,9 @@
 //
 // It is built for latency. Namespaces come from a metadata-only informer and collectors and
 // Instrumentations from the manager's cache, so a pod that asks for nothing costs no request to
-// the API server. The pod's ReplicaSet or Job is read (uncached, as metadata) only when an
-// injection needs the owner chain, at most once per admission.
+// the API server. The pod's ReplicaSet or Job is read (as metadata) only when an injection needs
+// the owner chain, at most once per admission and, through a one-minute cache by UID, about once
+// per rollout.
 package podmutation
 
 import (
@@ -20,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +74,7 @@ type Handler struct {
 	opts            Options
 	instrumentation instrumentation.Options
 	decoder         admission.Decoder
+	owners          *ownerCache
 }
 
 var _ admission.Handler = (*Handler)(nil)
@@ -89,7 +92,7 @@ func New(opts Options, decoder admission.Decoder) (*Handler, error) {
 	if opts.Instrumentation != nil {
 		inst = *opts.Instrumentation
 	}
-	return &Handler{opts: opts, instrumentation: inst, decoder: decoder}, nil
+	return &Handler{opts: opts, instrumentation: inst, decoder: decoder, owners: newOwnerCache(time.Minute)}, nil
 }
 
 // Setup registers the handler on mgr's webhook server at Path, with the manager's client, cache,
