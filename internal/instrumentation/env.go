@@ -46,15 +46,6 @@ func appendIfNotSet(env []corev1.EnvVar, add ...corev1.EnvVar) []corev1.EnvVar {
 	return env
 }
 
-// setOrReplace sets one variable in place, or appends it.
-func setOrReplace(env []corev1.EnvVar, e corev1.EnvVar) []corev1.EnvVar {
-	if i := envIndex(env, e.Name); i >= 0 {
-		env[i] = e
-		return env
-	}
-	return append(env, e)
-}
-
 // moveToEnd moves name to the end of env, so that its $(VAR) references resolve: Kubernetes
 // expands only variables defined earlier in the list.
 func moveToEnd(env []corev1.EnvVar, name string) []corev1.EnvVar {

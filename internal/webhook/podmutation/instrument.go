@@ -143,7 +143,7 @@ func (h *Handler) checkTLS(r *podRequest, inst *v1alpha1.Instrumentation, checke
 		err := h.opts.APIReader.Get(r.ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: name}, obj)
 		switch {
 		case apierrors.IsNotFound(err):
-			err = fmt.Errorf("Instrumentation %s/%s: spec.exporter.tls names %s %q, which namespace %q does not have",
+			err = fmt.Errorf("spec.exporter.tls of Instrumentation %s/%s names %s %q, which namespace %q does not have",
 				inst.Namespace, inst.Name, kind, name, r.pod.Namespace)
 		case err != nil:
 			err = fmt.Errorf("reading %s %s/%s: %w", kind, r.pod.Namespace, name, err)
