@@ -103,10 +103,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		return nil, err
 	}
 	if o.EnableWebhooks {
+		inst := o.Instrumentation.Options()
 		err := otelwebhook.Setup(ctx, mgr, otelwebhook.Options{
-			Collector:       webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
-			Certs:           o.Certs,
-			Instrumentation: webhookinst.Options{Images: o.AutoInstrumentationImages},
+			Collector:          webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
+			Certs:              o.Certs,
+			Instrumentation:    webhookinst.Options{Images: o.AutoInstrumentationImages, Enabled: o.Instrumentation.Enabled()},
+			PodInstrumentation: &inst,
 		})
 		if err != nil {
 			return nil, err

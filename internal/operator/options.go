@@ -47,6 +47,9 @@ type Options struct {
 	// AutoInstrumentationImages are the default images the Instrumentation defaulting webhook
 	// sets (--auto-instrumentation-<lang>-image flags).
 	AutoInstrumentationImages webhookinst.Images
+	// Instrumentation are the auto-instrumentation switches (--enable-<language>-instrumentation,
+	// --enable-multi-instrumentation).
+	Instrumentation InstrumentationFlags
 
 	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
 	fallbackStrategy bool
@@ -79,6 +82,7 @@ func DefaultOptions() Options {
 		Certs:                   certs.DefaultOptions(),
 
 		AutoInstrumentationImages: webhookinst.DefaultImages(),
+		Instrumentation:         DefaultInstrumentationFlags(),
 	}
 }
 
@@ -130,6 +134,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
 	o.Certs.BindFlags(fs)
 	bindAutoInstrumentationImageFlags(fs, &o.AutoInstrumentationImages)
+	o.Instrumentation.BindFlags(fs)
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
 }

@@ -10,6 +10,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	podinst "github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/internal/webhook/collector"
 	"github.com/otelop/otelop/internal/webhook/instrumentation"
@@ -26,6 +27,9 @@ type Options struct {
 	// DisablePrivilegeCheck turns off the SubjectAccessReview check (e.g. when the operator does
 	// not create RBAC for collectors).
 	DisablePrivilegeCheck bool
+	// PodInstrumentation are the pod webhook's auto-instrumentation switches; nil means upstream's
+	// defaults.
+	PodInstrumentation *podinst.Options
 	// Certs configures the webhook serving certificate. The zero value uses certs.ModeFiles:
 	// certificates are expected in the webhook server's cert dir.
 	Certs certs.Options
@@ -58,7 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := instrumentation.Setup(mgr, opts.Instrumentation); err != nil {
 		return fmt.Errorf("instrumentation webhooks: %w", err)
 	}
-	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests}); err != nil {
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests, Instrumentation: opts.PodInstrumentation}); err != nil {
 		return fmt.Errorf("pod webhook: %w", err)
 	}
 	return nil
