@@ -27,6 +27,7 @@ import (
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/internal/webhook/collector"
+	winstrumentation "github.com/otelop/otelop/internal/webhook/instrumentation"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
 )
 
@@ -97,6 +98,10 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 		return nil, err
 	}
 	if err := collector.Setup(mgr, collector.Options{Manifests: manifests}); err != nil {
+		return nil, err
+	}
+	// config/webhook as shipped also sends Instrumentations to their webhooks: serve them too.
+	if err := winstrumentation.Setup(mgr, winstrumentation.Options{}); err != nil {
 		return nil, err
 	}
 	// Every language on, Go and nginx included, so that each can be injected end to end.

@@ -31,6 +31,7 @@ import (
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/internal/webhook/certs"
 	wcollector "github.com/otelop/otelop/internal/webhook/collector"
+	winstrumentation "github.com/otelop/otelop/internal/webhook/instrumentation"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -161,6 +162,8 @@ func startManager(t *testing.T, ctx context.Context, c *simcluster.Cluster, port
 	co.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
 	g.Expect(certs.Setup(ctx, mgr, co)).To(Succeed())
 	g.Expect(wcollector.Setup(mgr, wcollector.Options{Manifests: manifests})).To(Succeed())
+	// config/webhook as shipped also sends Instrumentations to their webhooks: serve them too.
+	g.Expect(winstrumentation.Setup(mgr, winstrumentation.Options{})).To(Succeed())
 	g.Expect(podmutation.Setup(mgr, podmutation.Options{Manifests: manifests})).To(Succeed())
 	done := make(chan struct{})
 	go func() {
