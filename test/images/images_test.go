@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,15 @@ var meta = imagebuild.Meta{
 // registry serves an in-memory distribution registry on 127.0.0.1 and returns its host:port.
 func registry(t *testing.T) string {
 	t.Helper()
-	logrus.SetLevel(logrus.WarnLevel)
+	// The registry logs every 404 of a HEAD that precedes an upload; keep its log for failures.
+	var log syncBuffer
+	logrus.SetOutput(&log)
+	t.Cleanup(func() {
+		logrus.SetOutput(os.Stderr)
+		if t.Failed() {
+			t.Logf("registry log:\n%s", log.String())
+		}
+	})
 	cfg := &configuration.Configuration{
 		Storage: configuration.Storage{
 			"inmemory":    configuration.Parameters{},
@@ -319,6 +328,24 @@ func checkRootFS(t *testing.T, bin, root, reg string) {
 
 func equal(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
+}
+
+// syncBuffer is a bytes.Buffer safe for the registry's concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // testWriter sends the builder's progress lines to the test log.
