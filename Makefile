@@ -21,8 +21,8 @@ REGISTRY ?= ghcr.io/otelop
 SOURCE_DATE_EPOCH ?= $(or $(shell git log -1 --format=%ct 2>/dev/null),0)
 VERSION_PKG := github.com/otelop/otelop/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).ImageRegistry=$(REGISTRY)
-# The binaries of cmd/ that get an image.
-IMAGES := opentelemetry-operator operator-opamp-bridge service-provider-otel-operator
+# The binaries that get an image: every directory of cmd/ (override to build fewer).
+IMAGES ?= $(notdir $(wildcard cmd/*))
 
 .PHONY: help
 help: ## Show this help.

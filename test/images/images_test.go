@@ -32,8 +32,24 @@ import (
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 )
 
-// binaries are the cmd/ directories that get an image (the Makefile's IMAGES).
-var binaries = []string{"opentelemetry-operator", "operator-opamp-bridge", "service-provider-otel-operator"}
+// binaries lists the cmd/ directories: every binary gets an image (the Makefile's IMAGES).
+func binaries(t *testing.T) []string {
+	t.Helper()
+	es, err := os.ReadDir("../../cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) < 3 {
+		t.Fatalf("cmd/ holds %q: expected the operator, the bridge and the service provider at least", names)
+	}
+	return names
+}
 
 var meta = imagebuild.Meta{
 	Version:  "0.0.0-imagetest",
@@ -76,7 +92,7 @@ func build(t *testing.T, out, reg string) []imagebuild.Result {
 	}
 	start := time.Now()
 	res, err := imagebuild.Build(context.Background(), imagebuild.Options{
-		Dir: root, Binaries: binaries, Registry: reg + "/otelop", Meta: meta, Out: out, Progress: testWriter{t},
+		Dir: root, Binaries: binaries(t), Registry: reg + "/otelop", Meta: meta, Out: out, Progress: testWriter{t},
 	})
 	if err != nil {
 		t.Fatal(err)
