@@ -12,6 +12,18 @@ export KUBEBUILDER_ASSETS := $(K8S_BIN)
 GO_TEST_FLAGS ?= -p 1 -timeout 30m
 FUZZTIME ?= 10s
 
+# The version stamp of every binary and the tag of the images (internal/version); the images' registry
+# is also the binaries' default for the images the operator deploys.
+VERSION  ?= $(or $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//'),0.0.0-dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+REGISTRY ?= ghcr.io/otelop
+# Commit time: the images' creation time, so that a commit always gives the same digests.
+SOURCE_DATE_EPOCH ?= $(or $(shell git log -1 --format=%ct 2>/dev/null),0)
+VERSION_PKG := github.com/otelop/otelop/internal/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).ImageRegistry=$(REGISTRY)
+# The binaries that get an image: every directory of cmd/ (override to build fewer).
+IMAGES ?= $(notdir $(wildcard cmd/*))
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*##"} /^[a-zA-Z_-]+:.*##/{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,17 +40,27 @@ test: cluster-tools generate-check ## Build what is missing, then run every test
 	@if [ -f test/compat/go.mod ]; then echo "==> upstream API compatibility (test/compat)"; cd test/compat && go test $(GO_TEST_FLAGS) ./...; fi
 	@# The chart tests are a module of their own: the Helm SDK's dependencies stay out of the product's go.mod.
 	@if [ -f test/chart/go.mod ]; then echo "==> Helm chart (test/chart)"; cd test/chart && go test $(GO_TEST_FLAGS) ./...; fi
+	@if [ -f test/images/go.mod ]; then echo "==> images as shipped (test/images)"; cd test/images && go test $(GO_TEST_FLAGS) ./...; fi
 	$(MAKE) --no-print-directory fuzz
 
 ##@ Building
 
 .PHONY: build
-build: ## Build the binaries (and the simcluster CLI) into bin/.
-	go build -o bin/ ./cmd/... ./hack/simcluster
+build: ## Build the binaries (and the simcluster CLI) into bin/, stamped with VERSION and REVISION.
+	go build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./hack/simcluster
+
+.PHONY: images
+images: ## Build an OCI image of each binary (linux/amd64+arm64, reproducible, no Docker) into bin/images/<binary>/.
+	go run ./hack/images build --version=$(VERSION) --revision=$(REVISION) --created=$(SOURCE_DATE_EPOCH) \
+	  --registry=$(REGISTRY) --out=bin/images $(IMAGES)
+
+.PHONY: push
+push: images ## Push the images to REGISTRY/<binary>:VERSION, e.g. make push REGISTRY=localhost:5000/otelop.
+	go run ./hack/images push --version=$(VERSION) --registry=$(REGISTRY) --out=bin/images $(IMAGES)
 
 CHART_DIR     := charts/opentelemetry-operator
 # Chart version and appVersion (the operator image's tag); not SemVer (e.g. a bare commit) becomes 0.0.0-dev+<it>.
-CHART_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//')
+CHART_VERSION ?= $(VERSION)
 
 .PHONY: chart
 chart: ## Package the Helm chart into bin/charts/ (CHART_VERSION=<version> sets its version and image tag).

@@ -13,9 +13,14 @@ import (
 
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/render"
+	"github.com/otelop/otelop/internal/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "opentelemetry-operator")
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "render" {
 		os.Exit(render.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -28,6 +33,7 @@ func main() {
 		fs.PrintDefaults()
 	}
 	opts.BindFlags(fs)
+	fs.Bool("version", false, version.FlagUsage)
 	zapOpts := zap.Options{}
 	goFlags := flag.NewFlagSet("zap", flag.ExitOnError)
 	zapOpts.BindFlags(goFlags)

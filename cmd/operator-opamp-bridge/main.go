@@ -17,13 +17,16 @@ import (
 
 	"github.com/otelop/otelop/internal/opampbridge/bridge"
 	"github.com/otelop/otelop/internal/opampbridge/config"
+	"github.com/otelop/otelop/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.0.0-dev"
-
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "operator-opamp-bridge")
+		return
+	}
 	fs := config.NewFlagSet()
+	fs.Bool("version", false, version.FlagUsage)
 	zapOpts := zap.Options{}
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -47,7 +50,7 @@ func main() {
 	// client-go's default of 5 requests/s made a 500-file remote config take 5 minutes; the API
 	// server's priority and fairness protects it instead.
 	rc.QPS = -1
-	if err := bridge.Run(ctrl.SetupSignalHandler(), cfg, rc, bridge.Options{Logger: log, Version: version}); err != nil {
+	if err := bridge.Run(ctrl.SetupSignalHandler(), cfg, rc, bridge.Options{Logger: log, Version: version.Version}); err != nil {
 		log.Error(err, "bridge exited with an error")
 		os.Exit(1)
 	}

@@ -19,9 +19,11 @@ import (
 
 	"github.com/otelop/otelop/internal/serviceprovider/app"
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
+	"github.com/otelop/otelop/internal/version"
 )
 
 const usage = `usage: service-provider-otel-operator init|run [flags]
+       service-provider-otel-operator --version
 
   init  install or upgrade the CRDs and register the OtelOperator kind at the ServiceProvider
   run   reconcile OtelOperators
@@ -30,6 +32,10 @@ POD_NAMESPACE must be set. Flags:
 `
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "service-provider-otel-operator")
+		return
+	}
 	if err := run(os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

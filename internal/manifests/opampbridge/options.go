@@ -7,16 +7,20 @@ import (
 
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	"github.com/otelop/otelop/internal/naming"
+	"github.com/otelop/otelop/internal/version"
 )
 
-// DefaultVersion is the bridge version the operator deploys when spec.image is empty.
-const DefaultVersion = "0.140.0"
+// ImageName is the name of this project's bridge image (and binary).
+const ImageName = "operator-opamp-bridge"
 
-// DefaultImageRepository is the repository of upstream's bridge image.
-const DefaultImageRepository = "ghcr.io/open-telemetry/opentelemetry-operator/operator-opamp-bridge"
+// DefaultVersion is the bridge version the operator deploys when spec.image is empty: the
+// operator's own version, since the default image is this project's bridge of the same build.
+var DefaultVersion = version.Version
 
-// DefaultImage is upstream's default bridge image (the --operator-opamp-bridge-image default).
-const DefaultImage = DefaultImageRepository + ":" + DefaultVersion
+// DefaultImage is the --operator-opamp-bridge-image default: this project's bridge image of the
+// operator's version (version.Image). Upstream's bridge image is not the default because it exits
+// on the --leader-elect flag the operator passes when spec.replicas > 1.
+var DefaultImage = version.Image(ImageName)
 
 // DefaultHeartbeatInterval is how often the bridge re-sends its health, as upstream's bridge
 // default.
