@@ -63,6 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		return in.DeletionTimestamp != nil || (len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, in.Namespace))
 	})
 	if len(items) == 0 {
+		pendingWorkloads.Set(0)
 		return ctrl.Result{}, nil // the next Instrumentation to be created queues a scan
 	}
 	ix := NewIndex(items)
@@ -85,6 +86,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		keys = append(keys, types.NamespacedName{Namespace: in.Namespace, Name: in.Name})
 	}
 	sums := Summarize(keys, workloads)
+	scanSeconds.Set(time.Since(start).Seconds())
+	scanRequests.Set(float64(stats.Requests))
+	scanPods.Set(float64(stats.Pods))
+	total := 0
+	for _, s := range sums {
+		total += len(s.Pending)
+	}
+	pendingWorkloads.Set(float64(total))
 	log.V(1).Info("scanned", "namespaces", stats.Namespaces, "workloads", stats.Workloads, "following", len(workloads),
 		"replicaSets", stats.ReplicaSets, "pods", stats.Pods, "requests", stats.Requests, "took", time.Since(start).String())
 
@@ -133,6 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 			errs = append(errs, err)
 			continue
 		}
+		restartsTotal.Inc()
 		log.Info("restarted", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name, "for", w.Record())
 		for _, key := range instrumentationsOf(w) {
 			if in := byKey[key]; in != nil {
