@@ -300,7 +300,7 @@ func TestOptInRestartsPendingWorkloadsAtTheRateLimit(t *testing.T) {
 	setAnnotations(t, in, map[string]string{ctrlinst.RestartOptInAnnotation: "true"})
 	g.Eventually(restarted).WithTimeout(timeout).WithPolling(poll).Should(Equal(restartsPerMinute), "the burst")
 	g.Consistently(restarted).WithTimeout(5*time.Second).WithPolling(poll).Should(Equal(restartsPerMinute), "then one a 10 s")
-	g.Eventually(restarted).WithTimeout(15*time.Second).WithPolling(poll).Should(Equal(restartsPerMinute + 1))
+	g.Eventually(restarted).WithTimeout(15 * time.Second).WithPolling(poll).Should(Equal(restartsPerMinute + 1))
 	g.Expect(restartedAt(g, rolling)).To(BeEmpty(), "rolling out")
 	g.Expect(restartedAt(g, plain)).To(BeEmpty(), "does not ask for instrumentation")
 	g.Eventually(func(g Gomega) int {

@@ -137,7 +137,9 @@ func TestRollingOutAndRestartability(t *testing.T) {
 func TestVerdicts(t *testing.T) {
 	ix := index(map[types.NamespacedName]int64{appsA: 3, appsB: 2})
 	ann := map[string]string{inst.InjectAnnotation(inst.Java): "a", inst.InjectAnnotation(inst.Python): "b"}
-	javaA := func(gen int64) inst.Injected { return inst.Injected{Language: inst.Java, Instrumentation: appsA, Generation: gen} }
+	javaA := func(gen int64) inst.Injected {
+		return inst.Injected{Language: inst.Java, Instrumentation: appsA, Generation: gen}
+	}
 	pyB := inst.Injected{Language: inst.Python, Instrumentation: appsB, Generation: 2}
 	type pod struct {
 		ann      map[string]string
