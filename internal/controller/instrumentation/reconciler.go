@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -138,7 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
 				continue // gone or replaced since the scan; the next scan sees the new one
 			}
-			r.Recorder.Eventf(regarding, nil, "Warning", EventRestartFailed, "Restart", "Restarting %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
+			r.Recorder.Eventf(regarding, w.object(), "Warning", EventRestartFailed, "Restart", "Restarting %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
 			errs = append(errs, err)
 			continue
 		}
@@ -146,7 +147,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		log.Info("restarted", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name, "for", w.Record())
 		for _, key := range instrumentationsOf(w) {
 			if in := byKey[key]; in != nil {
-				r.Recorder.Eventf(in, nil, "Normal", EventWorkloadRestarted, "Restart",
+				// The workload as the related object keeps each restart its own Event (isomorphic
+				// Events are merged into one series).
+				r.Recorder.Eventf(in, w.object(), "Normal", EventWorkloadRestarted, "Restart",
 					"Restarted %s %s/%s so that its pods get %s", w.Kind, w.Namespace, w.Name, w.Record())
 			}
 		}
@@ -167,6 +170,12 @@ func (r *Reconciler) optIn(in *v1alpha1.Instrumentation) bool {
 		return false
 	}
 	return inject.IsTrue(v) || r.RestartAll
+}
+
+// object refers to the workload (for Events' related object).
+func (w *Workload) object() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: w.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID}}
 }
 
 func instrumentationsOf(w *Workload) []types.NamespacedName {
