@@ -47,6 +47,10 @@ sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and 
 bench: cluster-tools build ## Benchmark the operator on the simulated cluster: memory, convergence, API writes (~20 min; see bench/README.md).
 	go run ./bench/operator --operator=bin/opentelemetry-operator
 
+.PHONY: bench-podwebhook
+bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency on the simulated cluster (~2 min; see bench/README.md).
+	go run ./bench/podwebhook --operator=bin/opentelemetry-operator
+
 ##@ Generated code
 
 .PHONY: generate

@@ -19,7 +19,7 @@ const (
 	SDK         Language = "sdk"
 )
 
-// Languages lists every language in the order injections are applied.
+// Languages lists every language, alphabetically (Inject applies them in upstream's order).
 var Languages = []Language{ApacheHttpd, DotNet, Go, Java, Nginx, NodeJS, Python, SDK}
 
 // AnnotationPrefix starts every instrumentation annotation.

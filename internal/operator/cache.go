@@ -12,11 +12,13 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/autodetect"
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
+	"github.com/otelop/otelop/internal/webhook/podmutation"
 )
 
 // CacheOptions bounds the operator's memory by what it manages: every object type is cached only
 // when it carries app.kubernetes.io/managed-by=opentelemetry-operator (the default selector), except
-// our own custom resources and CRD metadata (for capability detection). Owned objects other than
+// our own custom resources, CRD metadata (for capability detection) and Namespace metadata (for the
+// pod webhook's annotations, so that admitting a pod reads no namespace from the API server). Owned objects other than
 // workloads are cached as metadata only, and managedFields are stripped from everything. User
 // Secrets, ConfigMaps and Pods without our label are never cached.
 func CacheOptions(watchNamespaces []string) cache.Options {
@@ -28,6 +30,7 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 		&v1alpha1.TargetAllocator{}:       everything,
 		&v1alpha1.Instrumentation{}:       everything,
 		autodetect.CacheObject():          everything,
+		podmutation.NamespaceMetadata():   everything,
 	}
 	opts := cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*req),

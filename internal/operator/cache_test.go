@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/instrumentation"
 )
 
 func TestCacheOptionsScopeEverythingToOurLabel(t *testing.T) {
@@ -17,13 +20,40 @@ func TestCacheOptionsScopeEverythingToOurLabel(t *testing.T) {
 	g.Expect(opts.DefaultLabelSelector.Matches(labels.Set{"app": "users-own"})).To(BeFalse(), "user objects are not cached")
 	g.Expect(opts.DefaultTransform).NotTo(BeNil(), "managedFields are stripped")
 	g.Expect(opts.DefaultNamespaces).To(BeEmpty(), "all namespaces by default")
+	namespaces := false
 	for obj, by := range opts.ByObject {
 		if _, ok := obj.(*v1beta1.OpenTelemetryCollector); ok {
 			g.Expect(by.Label.Empty()).To(BeTrue(), "every collector is watched, labelled or not")
 		}
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Namespace" {
+			namespaces = true
+			g.Expect(by.Label.Empty()).To(BeTrue(), "every namespace's metadata is cached, for the pod webhook")
+		}
 		_, isSecret := obj.(*corev1.Secret)
 		g.Expect(isSecret).To(BeFalse(), "Secrets are never cached")
 	}
+	g.Expect(namespaces).To(BeTrue())
+}
+
+func TestInstrumentationFlags(t *testing.T) {
+	g := NewWithT(t)
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	opts := o.Instrumentation.Options()
+	g.Expect(opts.MultiInstrumentation).To(BeTrue())
+	for _, l := range []instrumentation.Language{instrumentation.Java, instrumentation.NodeJS, instrumentation.Python, instrumentation.DotNet, instrumentation.ApacheHttpd, instrumentation.SDK} {
+		g.Expect(opts.Enabled(l)).To(BeTrue(), string(l))
+	}
+	g.Expect(opts.Enabled(instrumentation.Go)).To(BeFalse())
+	g.Expect(opts.Enabled(instrumentation.Nginx)).To(BeFalse())
+	g.Expect(fs.Parse([]string{"--enable-go-instrumentation", "--enable-java-instrumentation=false", "--enable-multi-instrumentation=false"})).To(Succeed())
+	opts = o.Instrumentation.Options()
+	g.Expect(opts.Enabled(instrumentation.Go)).To(BeTrue())
+	g.Expect(opts.Enabled(instrumentation.Java)).To(BeFalse())
+	g.Expect(opts.MultiInstrumentation).To(BeFalse())
+	g.Expect(fs.Lookup("enable-apache-httpd-instrumentation")).NotTo(BeNil())
+	g.Expect(fs.Lookup("enable-nginx-instrumentation").DefValue).To(Equal("false"))
 }
 
 func TestCacheOptionsWatchNamespaces(t *testing.T) {

@@ -85,6 +85,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 		Interval:                o.InstrumentationScanInterval,
 		RestartPendingWorkloads: o.RestartPendingWorkloads,
 		RestartsPerMinute:       restarts,
+		Enabled:                 o.Instrumentation.Options().Enabled,
 		Namespaces:              o.WatchNamespaces,
 		SkipNameValidation:      o.SkipControllerNameValidation,
 	})

@@ -103,9 +103,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		return nil, err
 	}
 	if o.EnableWebhooks {
+		inst := o.Instrumentation.Options()
 		err := otelwebhook.Setup(ctx, mgr, otelwebhook.Options{
-			Collector: webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
-			Certs:     o.Certs,
+			Collector:       webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
+			Instrumentation: &inst,
+			Certs:           o.Certs,
 		})
 		if err != nil {
 			return nil, err

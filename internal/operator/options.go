@@ -51,6 +51,9 @@ type Options struct {
 	WorkloadRestartsPerMinute int
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
+	// Instrumentation are the auto-instrumentation switches (--enable-<language>-instrumentation,
+	// --enable-multi-instrumentation).
+	Instrumentation InstrumentationFlags
 
 	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
 	fallbackStrategy bool
@@ -81,6 +84,7 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 4,
 		FIPSDisabledComponents:  "uppercase",
 		Certs:                   certs.DefaultOptions(),
+		Instrumentation:         DefaultInstrumentationFlags(),
 
 		InstrumentationScanInterval: time.Minute,
 		WorkloadRestartsPerMinute:   10,
@@ -134,6 +138,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FIPSDisabledComponents, "fips-disabled-components", o.FIPSDisabledComponents,
 		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
 	o.Certs.BindFlags(fs)
+	o.Instrumentation.BindFlags(fs)
 	fs.DurationVar(&o.InstrumentationScanInterval, "instrumentation-scan-interval", o.InstrumentationScanInterval,
 		"How often to look for Deployments, StatefulSets and DaemonSets that ask for auto-instrumentation but run pods admitted without it (reported in each Instrumentation's status.workloads; also after every Instrumentation change). Reads pods as metadata, page by page, only in namespaces with an Instrumentation or an inject annotation. 0 disables it.")
 	fs.BoolVar(&o.RestartPendingWorkloads, "restart-pending-workloads", o.RestartPendingWorkloads,

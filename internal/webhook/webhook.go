@@ -10,6 +10,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/internal/webhook/collector"
 	"github.com/otelop/otelop/internal/webhook/opampbridge"
@@ -25,6 +26,9 @@ type Options struct {
 	// DisablePrivilegeCheck turns off the SubjectAccessReview check (e.g. when the operator does
 	// not create RBAC for collectors).
 	DisablePrivilegeCheck bool
+	// Instrumentation are the pod webhook's auto-instrumentation switches; nil means upstream's
+	// defaults.
+	Instrumentation *instrumentation.Options
 	// Certs configures the webhook serving certificate. The zero value uses certs.ModeFiles:
 	// certificates are expected in the webhook server's cert dir.
 	Certs certs.Options
@@ -51,7 +55,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := opampbridge.Setup(mgr, opampbridge.Options{}); err != nil {
 		return fmt.Errorf("opampbridge webhooks: %w", err)
 	}
-	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests}); err != nil {
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests, Instrumentation: opts.Instrumentation}); err != nil {
 		return fmt.Errorf("pod webhook: %w", err)
 	}
 	return nil

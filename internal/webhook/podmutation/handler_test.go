@@ -34,7 +34,7 @@ func handler(t *testing.T, native bool) *podmutation.Handler {
 	return h
 }
 
-func request(t *testing.T, pod *corev1.Pod) admission.Request {
+func request(t testing.TB, pod *corev1.Pod) admission.Request {
 	t.Helper()
 	raw, err := json.Marshal(pod)
 	if err != nil {
@@ -114,13 +114,14 @@ func TestNeverDenies(t *testing.T) {
 }
 
 // collectionRead matches a list or watch of the kinds the webhook must not cache, cluster-wide
-// or in a namespace: /api/v1/namespaces, /api/v1/pods, /api/v1/namespaces/x/pods,
-// /apis/apps/v1/replicasets, /apis/apps/v1/namespaces/x/deployments...
-var collectionRead = regexp.MustCompile(`^/api/v1/(namespaces|pods|namespaces/[^/]+/pods)\?|^/apis/apps/v1/(namespaces/[^/]+/)?(replicasets|deployments)\?`)
+// or in a namespace: /api/v1/pods, /api/v1/namespaces/x/pods, /apis/apps/v1/replicasets,
+// /apis/apps/v1/namespaces/x/deployments, /apis/batch/v1/jobs...
+var collectionRead = regexp.MustCompile(`^/api/v1/(pods|namespaces/[^/]+/(pods|secrets|configmaps))\?|^/apis/(apps|batch)/v1/(namespaces/[^/]+/)?(replicasets|deployments|jobs)\?`)
 
 // TestNoInformers: after pods went through every path (namespace annotation, ReplicaSet owner),
-// the manager has read namespaces and ReplicaSets one by one and never listed or watched
-// Namespaces, Pods, ReplicaSets or Deployments; collectors come from its watch.
+// the manager has read ReplicaSets one by one, as metadata, and never listed or watched Pods,
+// ReplicaSets, Deployments or Jobs; Namespaces come from a metadata-only watch, collectors and
+// Instrumentations from the manager's watch.
 func TestNoInformers(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t, "no-informers", map[string]string{podmutation.Annotation: "true"})
@@ -134,9 +135,14 @@ func TestNoInformers(t *testing.T) {
 	gets := reads.snapshot()
 	for _, r := range gets {
 		g.Expect(collectionRead.MatchString(r)).To(BeFalse(), "the manager listed or watched: %s", r)
+		if strings.HasPrefix(r, "/api/v1/namespaces?") {
+			g.Expect(r).To(HaveSuffix(" [metadata]"), "namespaces are watched as metadata only")
+		}
 	}
-	g.Expect(gets).To(ContainElement(HavePrefix("/api/v1/namespaces/"+ns+"?")), "the namespace is read directly")
-	g.Expect(gets).To(ContainElement(HavePrefix("/apis/apps/v1/namespaces/" + ns + "/replicasets/" + rs.Name + "?")))
+	g.Expect(gets).To(ContainElement(SatisfyAll(HavePrefix("/api/v1/namespaces?"), ContainSubstring("watch=true"))), "namespaces come from a watch")
+	g.Expect(gets).NotTo(ContainElement(HavePrefix("/api/v1/namespaces/"+ns+"?")), "the namespace is not read per pod")
+	g.Expect(gets).To(ContainElement(SatisfyAll(
+		HavePrefix("/apis/apps/v1/namespaces/"+ns+"/replicasets/"+rs.Name+"?"), HaveSuffix(" [metadata]"))))
 	g.Expect(gets).To(ContainElement(SatisfyAll(
 		HavePrefix("/apis/opentelemetry.io/v1beta1/opentelemetrycollectors?"),
 		WithTransform(func(s string) bool { return strings.Contains(s, "watch=true") }, BeTrue()),

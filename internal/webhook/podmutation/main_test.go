@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/instrumentation"
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/internal/webhook/collector"
@@ -97,7 +99,10 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err := collector.Setup(mgr, collector.Options{Manifests: manifests}); err != nil {
 		return nil, err
 	}
-	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: manifests}); err != nil {
+	// Every language on, Go and nginx included, so that each can be injected end to end.
+	inst := instrumentation.DefaultOptions()
+	inst.Disabled = nil
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: manifests, Instrumentation: &inst}); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})
@@ -118,7 +123,8 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // requestLog records the GET requests (reads, lists and watches) of clients built from a
-// wrapped config, as "path?query".
+// wrapped config, as "path?query", followed by " [metadata]" when the client asked for metadata
+// only.
 type requestLog struct {
 	mu   sync.Mutex
 	gets []string
@@ -129,8 +135,12 @@ func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodGet {
+				entry := r.URL.Path + "?" + r.URL.RawQuery
+				if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
+					entry += " [metadata]"
+				}
 				l.mu.Lock()
-				l.gets = append(l.gets, r.URL.Path+"?"+r.URL.RawQuery)
+				l.gets = append(l.gets, entry)
 				l.mu.Unlock()
 			}
 			return rt.RoundTrip(r)

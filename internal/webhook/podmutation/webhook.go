@@ -1,12 +1,18 @@
 // Package podmutation is the pod mutating webhook (/mutate-v1-pod): it injects an
 // OpenTelemetryCollector as a sidecar into pods that ask for one with the
-// sidecar.opentelemetry.io/inject annotation, on the pod or its namespace.
+// sidecar.opentelemetry.io/inject annotation, then auto-instrumentation for the
+// instrumentation.opentelemetry.io/inject-<language> annotations, on the pod or its namespace
+// (upstream's order).
 //
-// It never blocks a pod: whatever goes wrong (an unknown or ambiguous collector, an API error, a
-// collector whose config does not build), the pod is admitted unchanged with a warning the client
-// sees and a log line. It reads namespaces and the pod's ReplicaSet uncached and as metadata only,
-// so it starts no cluster-wide informer of Namespaces, Pods or ReplicaSets; collectors come from
-// the manager's cache, which watches them anyway.
+// It never blocks a pod: whatever goes wrong (an unknown or ambiguous collector or
+// Instrumentation, an API error, a disabled language, a container name that does not exist), the
+// pod is admitted without that injection, with a warning the client sees, a log line and, for
+// instrumentation, a Warning Event on the pod's workload.
+//
+// It is built for latency. Namespaces come from a metadata-only informer and collectors and
+// Instrumentations from the manager's cache, so a pod that asks for nothing costs no request to
+// the API server. The pod's ReplicaSet or Job is read (uncached, as metadata) only when an
+// injection needs the owner chain, at most once per admission.
 package podmutation
 
 import (
@@ -16,18 +22,20 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/inject"
+	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/sidecar"
 )
@@ -41,37 +49,67 @@ type Options struct {
 	// whether otc-container becomes an init container with restartPolicy Always (Kubernetes 1.29+)
 	// or a regular container.
 	Manifests collector.Options
-	// Collectors reads OpenTelemetryCollectors. Nil means the manager's (cached) client.
+	// Collectors reads OpenTelemetryCollectors and Instrumentations. Nil means the manager's
+	// (cached) client.
 	Collectors client.Reader
-	// APIReader reads Namespace and ReplicaSet metadata without a cache. Nil means the manager's
-	// API reader.
+	// Namespaces reads Namespace metadata (NamespaceMetadata objects). Nil means the manager's
+	// cache, whose Namespace metadata informer Setup registers.
+	Namespaces client.Reader
+	// APIReader reads ReplicaSet, Job, Secret and ConfigMap metadata without a cache, and
+	// Namespaces or Instrumentations the cache does not have yet. Nil means the manager's API
+	// reader.
 	APIReader client.Reader
+	// Instrumentation are the operator's auto-instrumentation switches; nil means upstream's
+	// defaults (instrumentation.DefaultOptions).
+	Instrumentation *instrumentation.Options
+	// Recorder receives the Warning Events about injections not done. Nil means the manager's
+	// recorder for opentelemetry-operator; New leaves it nil (no Events).
+	Recorder recorder.EventRecorder
 }
 
 // Handler is the admission handler of Path. Build it with New or register it with Setup.
 type Handler struct {
-	opts    Options
-	decoder admission.Decoder
+	opts            Options
+	instrumentation instrumentation.Options
+	decoder         admission.Decoder
 }
 
 var _ admission.Handler = (*Handler)(nil)
 
-// New returns a Handler; opts.Collectors and opts.APIReader must be set.
+// New returns a Handler; opts.Collectors and opts.APIReader must be set. Without
+// opts.Namespaces, namespaces are read through opts.APIReader.
 func New(opts Options, decoder admission.Decoder) (*Handler, error) {
 	if opts.Collectors == nil || opts.APIReader == nil {
 		return nil, errors.New("podmutation: Options.Collectors and Options.APIReader are required")
 	}
-	return &Handler{opts: opts, decoder: decoder}, nil
+	if opts.Namespaces == nil {
+		opts.Namespaces = opts.APIReader
+	}
+	inst := instrumentation.DefaultOptions()
+	if opts.Instrumentation != nil {
+		inst = *opts.Instrumentation
+	}
+	return &Handler{opts: opts, instrumentation: inst, decoder: decoder}, nil
 }
 
-// Setup registers the handler on mgr's webhook server at Path, with the manager's client and API
-// reader where opts leaves them nil.
+// Setup registers the handler on mgr's webhook server at Path, with the manager's client, cache,
+// API reader and Event recorder where opts leaves them nil, and registers the Namespace metadata
+// informer so that it starts (and syncs) with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Collectors == nil {
 		opts.Collectors = mgr.GetClient()
 	}
 	if opts.APIReader == nil {
 		opts.APIReader = mgr.GetAPIReader()
+	}
+	if opts.Namespaces == nil {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), NamespaceMetadata(), cache.BlockUntilSynced(false)); err != nil {
+			return fmt.Errorf("podmutation: namespace informer: %w", err)
+		}
+		opts.Namespaces = mgr.GetCache()
+	}
+	if opts.Recorder == nil {
+		opts.Recorder = mgr.GetEventRecorder("opentelemetry-operator")
 	}
 	h, err := New(opts, admission.NewDecoder(mgr.GetScheme()))
 	if err != nil {
@@ -81,8 +119,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return nil
 }
 
-// Handle admits every pod; a pod that asks for a sidecar it can get is admitted with a patch
-// that adds it.
+// Handle admits every pod; a pod that asks for a sidecar or instrumentation it can get is
+// admitted with a patch that adds it.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("")
@@ -90,26 +128,40 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	pod := &corev1.Pod{}
 	if err := h.decoder.Decode(req, pod); err != nil {
 		logf.FromContext(ctx).Error(err, "decoding the pod; admitted unchanged", "namespace", req.Namespace)
-		return admission.Allowed("").WithWarnings("sidecar injection skipped: cannot decode the pod: " + err.Error())
+		return admission.Allowed("").WithWarnings("injection skipped: cannot decode the pod: " + err.Error())
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace
 	}
 	log := logf.FromContext(ctx).WithValues("namespace", req.Namespace, "pod", podName(pod))
-	changed, warnings, err := h.mutate(ctx, req.Namespace, pod)
-	switch {
-	case err != nil:
+	ctx = logf.IntoContext(ctx, log)
+	r := &podRequest{h: h, ctx: ctx, pod: pod}
+	changed, warnings, err := h.mutate(r)
+	if err != nil {
 		var skip *skipError
 		if errors.As(err, &skip) {
 			log.Info("sidecar not injected", "reason", err.Error())
 		} else {
 			log.Error(err, "sidecar not injected")
 		}
-		return admission.Allowed("").WithWarnings(append(warnings, "sidecar not injected: "+err.Error())...)
-	case !changed:
+		warnings = append(warnings, "sidecar not injected: "+err.Error())
+	}
+	instrumented, iwarnings := h.instrument(r)
+	if len(iwarnings) > 0 {
+		log.Info("instrumentation not (fully) injected", "reasons", iwarnings)
+		if req.DryRun == nil || !*req.DryRun {
+			// A dry run has no side effects (the webhook is registered with sideEffects None).
+			h.event(r, iwarnings)
+		}
+	}
+	warnings = append(warnings, iwarnings...)
+	if !changed && !instrumented {
 		return admission.Allowed("").WithWarnings(warnings...)
 	}
 	raw, err := json.Marshal(pod)
 	if err != nil {
 		log.Error(err, "encoding the mutated pod; admitted unchanged")
-		return admission.Allowed("").WithWarnings("sidecar not injected: " + err.Error())
+		return admission.Allowed("").WithWarnings("injection skipped: " + err.Error())
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	if !resp.Allowed {
@@ -118,9 +170,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 			msg = resp.Result.Message
 		}
 		log.Error(errors.New(msg), "patching the pod; admitted unchanged")
-		return admission.Allowed("").WithWarnings("sidecar not injected: " + msg)
+		return admission.Allowed("").WithWarnings("injection skipped: " + msg)
 	}
-	log.V(1).Info("pod mutated", "labels", pod.Labels[sidecar.InjectedLabel])
+	log.V(1).Info("pod mutated", "sidecar", pod.Labels[sidecar.InjectedLabel], "instrumentation", pod.Annotations[instrumentation.InjectedAnnotation])
 	return resp.WithWarnings(warnings...)
 }
 
@@ -133,26 +185,23 @@ func (e *skipError) Unwrap() error { return e.err }
 
 func skip(err error) error { return &skipError{err: err} }
 
-// mutate applies the annotation to pod. It reports whether pod changed, the warnings for the
-// client, and why a requested sidecar was not injected.
-func (h *Handler) mutate(ctx context.Context, namespace string, pod *corev1.Pod) (bool, []string, error) {
-	if pod.Namespace == "" {
-		pod.Namespace = namespace
-	}
+// mutate applies the sidecar annotation to the request's pod. It reports whether the pod
+// changed, the warnings for the client, and why a requested sidecar was not injected.
+func (h *Handler) mutate(r *podRequest) (bool, []string, error) {
+	pod := r.pod
 	podValue := pod.Annotations[Annotation]
 	nsValue := ""
 	if inject.NeedsNamespace(podValue) {
-		ns := &metav1.PartialObjectMetadata{}
-		ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-		if err := h.opts.APIReader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, ns); err != nil {
+		ns, err := r.namespace()
+		if err != nil {
 			if podValue == "" {
 				// Without the namespace nothing says the pod wants a sidecar: no warning.
-				logf.FromContext(ctx).Error(err, "reading the namespace's annotations; no sidecar")
+				logf.FromContext(r.ctx).Error(err, "reading the namespace's annotations; no sidecar")
 				return false, nil, nil
 			}
-			return false, nil, fmt.Errorf("reading namespace %q: %w", pod.Namespace, err)
+			return false, nil, err
 		}
-		nsValue = ns.GetAnnotations()[Annotation]
+		nsValue = ns.Annotations[Annotation]
 	}
 	value := inject.Resolve(podValue, nsValue)
 	switch {
@@ -163,11 +212,11 @@ func (h *Handler) mutate(ctx context.Context, namespace string, pod *corev1.Pod)
 	case HasSidecar(pod):
 		return false, nil, nil
 	}
-	otelcol, err := h.collector(ctx, value, pod.Namespace)
+	otelcol, err := h.collector(r.ctx, value, pod.Namespace)
 	if err != nil {
 		return false, nil, err
 	}
-	warnings, err := Inject(pod, *otelcol, h.opts.Manifests, h.owners(ctx, pod))
+	warnings, err := Inject(pod, *otelcol, h.opts.Manifests, r.sidecarOwners())
 	return err == nil, warnings, err
 }
 
@@ -199,28 +248,6 @@ func (h *Handler) collector(ctx context.Context, value, namespace string) (*v1be
 		return nil, skip(fmt.Errorf("%s=%q: OpenTelemetryCollector %s is in %s mode, not sidecar", Annotation, value, key, otelcol.Spec.Mode))
 	}
 	return otelcol, nil
-}
-
-// owners returns the pod's ReplicaSet (from its owner reference) and that ReplicaSet's
-// Deployment (one uncached metadata read). A ReplicaSet that cannot be read only leaves the
-// Deployment out.
-func (h *Handler) owners(ctx context.Context, pod *corev1.Pod) sidecar.Owners {
-	var o sidecar.Owners
-	ref := ownerOfKind(pod.OwnerReferences, "ReplicaSet")
-	if ref == nil {
-		return o
-	}
-	o.ReplicaSetName, o.ReplicaSetUID = ref.Name, string(ref.UID)
-	rs := &metav1.PartialObjectMetadata{}
-	rs.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
-	if err := h.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, rs); err != nil {
-		logf.FromContext(ctx).V(1).Info("the pod's ReplicaSet is not readable; no deployment attributes", "replicaset", ref.Name, "error", err.Error())
-		return o
-	}
-	if d := ownerOfKind(rs.GetOwnerReferences(), "Deployment"); d != nil {
-		o.DeploymentName, o.DeploymentUID = d.Name, string(d.UID)
-	}
-	return o
 }
 
 // ownerOfKind returns the controller reference of kind, else the first reference of kind.

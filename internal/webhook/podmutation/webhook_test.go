@@ -35,18 +35,22 @@ config:
         exporters: [debug]
 `
 
-func newNamespace(t *testing.T, name string, annotations map[string]string) string {
+func newNamespace(t testing.TB, name string, annotations map[string]string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations}}
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	// The webhook reads namespaces from its metadata informer: wait until it has this one.
+	NewWithT(t).Eventually(func() error {
+		return mgr.GetCache().Get(context.Background(), client.ObjectKey{Name: name}, podmutation.NamespaceMetadata())
+	}, 10*time.Second, 20*time.Millisecond).Should(Succeed())
 	return name
 }
 
 // newCollector creates a collector through the API server (so the collector webhooks default it)
 // and waits until the manager's cache has it, as the pod webhook reads collectors from there.
-func newCollector(t *testing.T, ns, name string, mode v1beta1.Mode, edit ...func(*v1beta1.OpenTelemetryCollector)) {
+func newCollector(t testing.TB, ns, name string, mode v1beta1.Mode, edit ...func(*v1beta1.OpenTelemetryCollector)) {
 	t.Helper()
 	otelcol := &v1beta1.OpenTelemetryCollector{}
 	if err := yaml.UnmarshalStrict([]byte(collectorSpec), &otelcol.Spec); err != nil {
@@ -177,7 +181,7 @@ func TestInjectTrue(t *testing.T) {
 	g.Expect(volumeNames(got2.Spec.Volumes)).To(Equal(volumeNames(again.Spec.Volumes)))
 }
 
-func replicaSetOfDeployment(t *testing.T, ns, name string) *appsv1.ReplicaSet {
+func replicaSetOfDeployment(t testing.TB, ns, name string) *appsv1.ReplicaSet {
 	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{"app": name}

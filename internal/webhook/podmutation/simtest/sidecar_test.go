@@ -72,10 +72,7 @@ func TestDeploymentPodsGetTheSidecar(t *testing.T) {
 	root := testenv.RepoRoot()
 	_, err = simcluster.InstallCRDs(ctx, c.Config, filepath.Join(root, "config", "crd", "bases"), "simtest")
 	g.Expect(err).NotTo(HaveOccurred())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	port := l.Addr().(*net.TCPAddr).Port
-	g.Expect(l.Close()).To(Succeed())
+	port := freePort(t)
 	g.Expect(simcluster.InstallWebhooks(ctx, c.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"), port, nil)).To(Succeed())
 
 	manifests := collector.DefaultOptions()
@@ -126,6 +123,16 @@ func TestDeploymentPodsGetTheSidecar(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dep), d)).To(Succeed())
 		g.Expect(d.Status.AvailableReplicas).To(Equal(int32(2)))
 	}, 2*time.Minute, 250*time.Millisecond).Should(Succeed(), "pods with a native sidecar become available")
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 func resourceAttributes(c corev1.Container) string {

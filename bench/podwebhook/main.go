@@ -1,0 +1,263 @@
+// Command podwebhook measures the admission latency of the operator's pod webhook
+// (/mutate-v1-pod, mpod.kb.io) on the simulated cluster, as the API server sees it: the
+// apiserver_admission_webhook_admission_duration_seconds histogram of that webhook, for pods
+// created directly by a client in three cases: no annotation, a collector sidecar, Java
+// auto-instrumentation (with a ReplicaSet owner, so the owner chain is read).
+//
+//	go run ./bench/podwebhook [flags]     (from the repository root; --help lists the flags)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/otelop/otelop/test/simcluster"
+)
+
+var t0 = time.Now()
+
+func say(format string, args ...any) {
+	d := time.Since(t0).Round(time.Second)
+	fmt.Printf("[%02d:%02d] %s\n", int(d.Minutes()), int(d.Seconds())%60, fmt.Sprintf(format, args...))
+}
+
+type config struct {
+	operator    string
+	pods        int
+	concurrency int
+	timeout     time.Duration
+	keep        bool
+}
+
+func main() {
+	var cfg config
+	fs := flag.NewFlagSet("podwebhook", flag.ContinueOnError)
+	fs.StringVar(&cfg.operator, "operator", "bin/opentelemetry-operator", "operator binary (built with `make build`); built into a temporary folder when missing")
+	fs.IntVar(&cfg.pods, "pods", 500, "pods created per case")
+	fs.IntVar(&cfg.concurrency, "concurrency", 1, "concurrent pod creations (1: one after the other, as the baseline was measured)")
+	fs.DurationVar(&cfg.timeout, "timeout", 3*time.Minute, "bound of every wait")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the cluster's folder (logs) after the run")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "podwebhook:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config) error {
+	bin, cleanup, err := operatorBinary(ctx, cfg.operator)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1, KeepDir: cfg.keep, Progress: say})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cfg.keep {
+			say("cluster folder kept: %s", c.Keep())
+		}
+		_ = c.Stop()
+	}()
+	if _, err := simcluster.InstallCRDs(ctx, c.Config, "config/crd/bases", "bench"); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	if err := simcluster.InstallWebhooks(ctx, c.Config, "config/webhook/manifests.yaml", port, nil); err != nil {
+		return err
+	}
+	op, err := startOperator(ctx, bin, c, port, cfg.timeout)
+	if err != nil {
+		return err
+	}
+	defer op.stop()
+	b, err := newBench(ctx, c.Config, cfg)
+	if err != nil {
+		return err
+	}
+	if err := b.prepare(ctx); err != nil {
+		return fmt.Errorf("%w\n%s", err, op.logTail(20))
+	}
+	var rows []row
+	for _, cs := range cases {
+		r, err := b.measure(ctx, cs)
+		if err != nil {
+			return fmt.Errorf("%s: %w\n%s", cs.name, err, op.logTail(20))
+		}
+		rows = append(rows, r)
+	}
+	printTable(rows, cfg)
+	return nil
+}
+
+// operatorBinary returns path if it exists, else builds the operator into a temporary folder.
+func operatorBinary(ctx context.Context, path string) (string, func(), error) {
+	if _, err := os.Stat(path); err == nil {
+		return path, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "podwebhook-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	out := filepath.Join(dir, "opentelemetry-operator")
+	say("building the operator into %s", out)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/opentelemetry-operator")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building the operator: %w", err)
+	}
+	return out, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type operatorProc struct {
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+}
+
+// startOperator runs the operator as a separate process (as it runs in a cluster), with
+// self-managed webhook certificates, and waits for /readyz.
+func startOperator(ctx context.Context, bin string, c *simcluster.Cluster, port int, timeout time.Duration) (*operatorProc, error) {
+	probePort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(c.Dir, "logs", "operator.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--kubeconfig=" + c.Kubeconfig, "--metrics-addr=0",
+		"--health-probe-addr=127.0.0.1:" + strconv.Itoa(probePort)},
+		simcluster.OperatorWebhookFlags(port, filepath.Join(c.Dir, "webhook-certs"), "default")...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	p := &operatorProc{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
+	say("operator started (pid %d); log: %s", cmd.Process.Pid, logPath)
+	err = poll(ctx, 200*time.Millisecond, timeout, "the operator's /readyz", func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.exited:
+			return false, errors.New("the operator exited\n" + p.logTail(20))
+		default:
+		}
+		return httpOK(ctx, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz"), nil
+	})
+	return p, err
+}
+
+func (p *operatorProc) stop() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+func (p *operatorProc) logTail(n int) string {
+	data, _ := os.ReadFile(p.logPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "--- last lines of " + p.logPath + " ---\n" + strings.Join(lines, "\n")
+}
+
+// poll calls cond every interval until it returns true or an error, or timeout passes.
+func poll(ctx context.Context, interval, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		ok, err := cond(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not within %s (last error: %v)", what, timeout, last)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// parallel runs f(0..n-1) on workers goroutines and returns the first error.
+func parallel(n, workers int, f func(i int) error) error {
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}

@@ -1,0 +1,176 @@
+package podmutation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/inject"
+	"github.com/otelop/otelop/internal/instrumentation"
+)
+
+// EventReason is the reason of the Warning Event that says a pod's requested injection was not
+// done.
+const EventReason = "InstrumentationNotInjected"
+
+// instrument applies the instrumentation.opentelemetry.io/inject-<language> annotations of the
+// pod and its namespace. It reports whether the pod changed and the warnings for what was asked
+// for and not done.
+func (h *Handler) instrument(r *podRequest) (bool, []string) {
+	pod := r.pod
+	ns, err := r.namespace()
+	if err != nil {
+		if len(instrumentation.Requests(pod.Annotations, nil)) == 0 {
+			// Without the namespace nothing says the pod wants instrumentation (the sidecar path
+			// has logged the error).
+			logf.FromContext(r.ctx).V(1).Info("no namespace annotations; no instrumentation", "error", err.Error())
+			return false, nil
+		}
+		return false, []string{"instrumentation not injected: " + err.Error()}
+	}
+	reqs := instrumentation.Requests(pod.Annotations, ns.Annotations)
+	if len(reqs) == 0 {
+		return false, nil
+	}
+	if done, why := instrumentation.Instrumented(pod); done && why == "" {
+		return false, nil
+	}
+	var warnings []string
+	insts := map[instrumentation.Language]*v1alpha1.Instrumentation{}
+	checked := map[string]error{}
+	for _, req := range reqs {
+		if !h.instrumentation.Enabled(req.Language) {
+			warnings = append(warnings, instrumentation.NotInjected(req.Language, instrumentation.DisabledMessage(req.Language)))
+			continue
+		}
+		inst, err := h.resolve(r, req)
+		if err == nil {
+			err = h.checkTLS(r, inst, checked)
+		}
+		if err != nil {
+			warnings = append(warnings, instrumentation.NotInjected(req.Language, err.Error()))
+			continue
+		}
+		insts[req.Language] = inst
+	}
+	if len(insts) == 0 {
+		return false, warnings
+	}
+	res := instrumentation.Inject(instrumentation.Input{
+		Pod:              pod,
+		Namespace:        ns,
+		Owners:           r.ownerChain(),
+		Instrumentations: insts,
+		Options:          h.instrumentation,
+	})
+	warnings = append(warnings, res.Warnings...)
+	if !res.Changed() {
+		return false, warnings
+	}
+	*pod = *res.Pod
+	return true, warnings
+}
+
+// resolve returns the Instrumentation req names: for "true" the one Instrumentation of the pod's
+// namespace, else "<name>" in the pod's namespace or "<namespace>/<name>". They come from the
+// manager's cache; a named one the cache does not have yet is read once from the API server.
+func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1.Instrumentation, error) {
+	key := instrumentation.InjectAnnotation(req.Language)
+	namespace := r.pod.Namespace
+	if inject.IsTrue(req.Value) {
+		list := &v1alpha1.InstrumentationList{}
+		if err := h.opts.Collectors.List(r.ctx, list, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("listing the Instrumentations of namespace %q: %w", namespace, err)
+		}
+		switch len(list.Items) {
+		case 1:
+			return &list.Items[0], nil
+		case 0:
+			return nil, fmt.Errorf("%s=true but namespace %q has no Instrumentation", key, namespace)
+		default:
+			names := make([]string, len(list.Items))
+			for i := range list.Items {
+				names[i] = list.Items[i].Name
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("%s=true but namespace %q has %d Instrumentations (%s); name one in the annotation",
+				key, namespace, len(names), strings.Join(names, ", "))
+		}
+	}
+	target, err := inject.Target(key, req.Value, namespace)
+	if err != nil {
+		return nil, err
+	}
+	inst := &v1alpha1.Instrumentation{}
+	err = h.opts.Collectors.Get(r.ctx, target, inst)
+	if apierrors.IsNotFound(err) {
+		err = h.opts.APIReader.Get(r.ctx, target, inst)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%s=%q: Instrumentation %s not found", key, req.Value, target)
+	case err != nil:
+		return nil, fmt.Errorf("reading Instrumentation %s: %w", target, err)
+	}
+	return inst, nil
+}
+
+// checkTLS verifies that the Secret and ConfigMap holding the exporter's certificates exist in
+// the pod's namespace (a pod mounting a missing one would not start), with uncached metadata
+// reads made only for Instrumentations that use TLS, once per request.
+func (h *Handler) checkTLS(r *podRequest, inst *v1alpha1.Instrumentation, checked map[string]error) error {
+	tls := inst.Spec.Exporter.TLS
+	if tls == nil {
+		return nil
+	}
+	check := func(kind, name string) error {
+		if name == "" {
+			return nil
+		}
+		id := kind + "/" + name
+		if err, ok := checked[id]; ok {
+			return err
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+		err := h.opts.APIReader.Get(r.ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			err = fmt.Errorf("Instrumentation %s/%s: spec.exporter.tls names %s %q, which namespace %q does not have",
+				inst.Namespace, inst.Name, kind, name, r.pod.Namespace)
+		case err != nil:
+			err = fmt.Errorf("reading %s %s/%s: %w", kind, r.pod.Namespace, name, err)
+		}
+		checked[id] = err
+		return err
+	}
+	if err := check("Secret", tls.SecretName); err != nil {
+		return err
+	}
+	return check("ConfigMap", tls.ConfigMapName)
+}
+
+// event records warnings as one Warning Event on the pod's top owner (its Deployment, CronJob,
+// StatefulSet...). The note does not name the pod, so the recorder folds the Events of a
+// workload's pods into one series.
+func (h *Handler) event(r *podRequest, warnings []string) {
+	if h.opts.Recorder == nil || len(warnings) == 0 {
+		return
+	}
+	obj := r.top()
+	if obj == nil {
+		return
+	}
+	note := strings.Join(warnings, "; ")
+	if len(note) > 1000 {
+		note = note[:997] + "..."
+	}
+	h.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReason, "Inject", "%s", note)
+}

@@ -1,0 +1,137 @@
+package podmutation
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/otelop/otelop/internal/instrumentation"
+	"github.com/otelop/otelop/internal/sidecar"
+)
+
+// NamespaceMetadata is the object the Namespace metadata informer caches: Namespaces as
+// metadata only, so the webhook reads their annotations without a request to the API server.
+func NamespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
+}
+
+// podRequest holds what one admission reads, each at most once: the namespace's metadata (from
+// the cache) and the pod's owner chain (uncached metadata reads, only when an injection needs
+// it).
+type podRequest struct {
+	h   *Handler
+	ctx context.Context
+	pod *corev1.Pod
+
+	nsRead bool
+	ns     metav1.ObjectMeta
+	nsErr  error
+
+	ownersRead bool
+	owners     []instrumentation.Owner
+}
+
+// namespace returns the pod's namespace metadata from the cache, falling back to one uncached
+// read when the cache does not have it yet (a namespace created a moment ago).
+func (r *podRequest) namespace() (metav1.ObjectMeta, error) {
+	if r.nsRead {
+		return r.ns, r.nsErr
+	}
+	r.nsRead = true
+	ns := NamespaceMetadata()
+	key := client.ObjectKey{Name: r.pod.Namespace}
+	err := r.h.opts.Namespaces.Get(r.ctx, key, ns)
+	if apierrors.IsNotFound(err) {
+		err = r.h.opts.APIReader.Get(r.ctx, key, ns)
+	}
+	if err != nil {
+		r.nsErr = fmt.Errorf("reading namespace %q: %w", r.pod.Namespace, err)
+		return r.ns, r.nsErr
+	}
+	r.ns = ns.ObjectMeta
+	return r.ns, nil
+}
+
+// ownerChain returns the pod's owner references followed by the owners of its ReplicaSet or Job
+// (their Deployment or CronJob), read as metadata, uncached. An owner that cannot be read only
+// leaves its own owners out.
+func (r *podRequest) ownerChain() []instrumentation.Owner {
+	if r.ownersRead {
+		return r.owners
+	}
+	r.ownersRead = true
+	chain := instrumentation.OwnersOf(r.pod.OwnerReferences)
+	for _, ref := range r.pod.OwnerReferences {
+		if !instrumentation.NeedsLookup(ref.Kind) {
+			continue
+		}
+		gvk := appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+		if ref.Kind == "Job" {
+			gvk = batchv1.SchemeGroupVersion.WithKind("Job")
+		}
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group != gvk.Group {
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(gvk)
+		if err := r.h.opts.APIReader.Get(r.ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: ref.Name}, obj); err != nil {
+			logf.FromContext(r.ctx).V(1).Info("the pod's owner is not readable; its owners are left out of the attributes",
+				"kind", ref.Kind, "name", ref.Name, "error", err.Error())
+			continue
+		}
+		chain = append(chain, instrumentation.OwnersOf(obj.GetOwnerReferences())...)
+	}
+	r.owners = chain
+	return chain
+}
+
+// sidecarOwners are the pod's ReplicaSet and Deployment, for the collector sidecar's attributes.
+func (r *podRequest) sidecarOwners() sidecar.Owners {
+	var o sidecar.Owners
+	ref := ownerOfKind(r.pod.OwnerReferences, "ReplicaSet")
+	if ref == nil {
+		return o
+	}
+	o.ReplicaSetName, o.ReplicaSetUID = ref.Name, string(ref.UID)
+	for _, owner := range r.ownerChain() {
+		if owner.Kind == "Deployment" {
+			o.DeploymentName, o.DeploymentUID = owner.Name, string(owner.UID)
+			break
+		}
+	}
+	return o
+}
+
+// top returns the highest owner the request knows (a Deployment rather than its ReplicaSet, a
+// CronJob rather than its Job), or the pod itself when it has no owner, as the object an Event
+// about the pod's injection is about; nil for a pod that has neither owner nor name.
+func (r *podRequest) top() client.Object {
+	chain := r.ownerChain()
+	if len(chain) > 0 {
+		o := chain[len(chain)-1]
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind))
+		obj.SetNamespace(r.pod.Namespace)
+		obj.SetName(o.Name)
+		obj.SetUID(o.UID)
+		return obj
+	}
+	if r.pod.Name == "" {
+		return nil
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	obj.SetNamespace(r.pod.Namespace)
+	obj.SetName(r.pod.Name)
+	return obj
+}
