@@ -60,6 +60,8 @@ metadata:
 spec:
   exporter:
     endpoint: http://collector:4318
+  java:
+    image: example.invalid/autoinstrumentation-java:2.10.0
 `)
 	status := func(g Gomega) *v1alpha1.InstrumentationWorkloads {
 		in := &v1alpha1.Instrumentation{}
