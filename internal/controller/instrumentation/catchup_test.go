@@ -349,3 +349,45 @@ func TestOptOutIsNotAnOptIn(t *testing.T) {
 	time.Sleep(3 * interval)
 	g.Expect(restartedAt(g, d)).To(BeEmpty())
 }
+
+// TestScannerReadsEveryPage runs the scanner alone against the API server with one object per
+// page: every workload, ReplicaSet and pod is seen; --watch-namespace reads only the namespaces
+// named (by get, not list).
+func TestScannerReadsEveryPage(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t, nil)
+	asking := newNamespace(t, map[string]string{inst.InjectAnnotation(inst.Python): "obs/x"})
+	newNamespace(t, nil) // neither an Instrumentation nor an annotation: not scanned
+	java := map[string]string{inst.InjectAnnotation(inst.Java): "instr"}
+	for i := range 3 {
+		deployment(t, ns, fmt.Sprintf("web-%d", i), java, nil, javaRecord(ns, "instr", 1))
+	}
+	statefulSet(t, ns, "db", java, nil)
+	daemonSet(t, ns, "agent", java, javaRecord(ns, "instr", 1))
+	ix := ctrlinst.NewIndex([]v1alpha1.Instrumentation{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "instr", Generation: 1}}})
+	s := ctrlinst.Scanner{Reader: k8s, PageSize: 1}
+
+	stats := &ctrlinst.Stats{}
+	nss, err := s.Namespaces(ctx, ix, nil, stats)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(nss).To(HaveKey(ns))
+	g.Expect(nss).To(HaveKey(asking))
+	g.Expect(stats.Requests).To(BeNumerically(">", 3), "one namespace per page")
+
+	stats = &ctrlinst.Stats{}
+	nss, err = s.Namespaces(ctx, ix, []string{ns, "absent"}, stats)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(nss).To(HaveLen(1))
+	g.Expect(nss).To(HaveKey(ns))
+
+	stats = &ctrlinst.Stats{}
+	ws, err := s.Namespace(ctx, ns, nss[ns], ix, stats)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stats.Pods).To(Equal(8))
+	g.Expect(stats.ReplicaSets).To(Equal(3))
+	sum := ctrlinst.Summarize([]types.NamespacedName{{Namespace: ns, Name: "instr"}}, ws)[types.NamespacedName{Namespace: ns, Name: "instr"}]
+	g.Expect(sum.Instrumented).To(Equal(1))
+	g.Expect(sum.Pending).To(HaveLen(4))
+	g.Expect(stats.Requests).To(BeNumerically(">=", 3+1+1+3+8), "one object per page")
+}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,22 +79,34 @@ func metadataList(kind string) *metav1.PartialObjectMetadataList {
 // restricts them (--watch-namespace).
 func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats *Stats) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
-	allowed := map[string]bool{}
-	for _, ns := range only {
-		allowed[ns] = true
+	if len(only) > 0 {
+		// --watch-namespace: read just those (an operator limited to them may not list
+		// namespaces; without get either, a namespace's own annotations are not seen).
+		for _, name := range only {
+			ns := &metav1.PartialObjectMetadata{}
+			ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+			err := s.Reader.Get(ctx, client.ObjectKey{Name: name}, ns)
+			stats.Requests++
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case apierrors.IsForbidden(err):
+				ns.Annotations = nil
+			case err != nil:
+				return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+			}
+			if _, ok := ix[name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
+				out[name] = ns.Annotations
+			}
+		}
+		stats.Namespaces += len(out)
+		return out, nil
 	}
 	l := metadataList("NamespaceList")
 	err := s.list(ctx, l, "", stats, func() {
 		for _, ns := range l.Items {
-			if len(allowed) > 0 && !allowed[ns.Name] {
-				continue
-			}
 			if _, ok := ix[ns.Name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
-				ann := ns.Annotations
-				if ann == nil {
-					ann = map[string]string{}
-				}
-				out[ns.Name] = ann
+				out[ns.Name] = ns.Annotations
 			}
 		}
 	})

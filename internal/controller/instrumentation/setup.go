@@ -2,6 +2,7 @@ package instrumentation
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,6 +59,12 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.RestartsPerMinute == 0 {
 		opts.RestartsPerMinute = DefaultRestartsPerMinute
 	}
+	var namespaces []string
+	for _, ns := range opts.Namespaces {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
 	r := &Reconciler{
 		Client:     mgr.GetClient(),
 		Scanner:    Scanner{Reader: mgr.GetAPIReader(), PageSize: opts.PageSize, Enabled: opts.Enabled},
@@ -65,7 +72,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Interval:   opts.Interval,
 		RestartAll: opts.RestartPendingWorkloads,
 		Limiter:    NewLimiter(opts.RestartsPerMinute),
-		Namespaces: opts.Namespaces,
+		Namespaces: namespaces,
 	}
 	copts := controller.Options{MaxConcurrentReconciles: 1}
 	if opts.SkipNameValidation {
