@@ -86,6 +86,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 		RestartPendingWorkloads: o.RestartPendingWorkloads,
 		RestartsPerMinute:       restarts,
 		Enabled:                 o.Instrumentation.Options().Enabled,
+		PageSize:                o.InstrumentationScanPageSize,
 		Namespaces:              o.WatchNamespaces,
 		SkipNameValidation:      o.SkipControllerNameValidation,
 	})

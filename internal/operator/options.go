@@ -49,6 +49,8 @@ type Options struct {
 	RestartPendingWorkloads bool
 	// WorkloadRestartsPerMinute bounds the catch-up controller's restarts.
 	WorkloadRestartsPerMinute int
+	// InstrumentationScanPageSize is the Limit of the catch-up controller's list requests.
+	InstrumentationScanPageSize int64
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
 	// Instrumentation are the auto-instrumentation switches (--enable-<language>-instrumentation,
@@ -88,6 +90,7 @@ func DefaultOptions() Options {
 
 		InstrumentationScanInterval: time.Minute,
 		WorkloadRestartsPerMinute:   10,
+		InstrumentationScanPageSize: 500,
 	}
 }
 
@@ -145,6 +148,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Restart (like kubectl rollout restart) the pending workloads of every Instrumentation, not only of those annotated otelop.io/restart-pending-workloads=true; an Instrumentation annotated false is never acted on.")
 	fs.IntVar(&o.WorkloadRestartsPerMinute, "workload-restarts-per-minute", o.WorkloadRestartsPerMinute,
 		"At most this many pending workloads are restarted per minute, over all Instrumentations; a workload already rolling out is never restarted.")
+	fs.Int64Var(&o.InstrumentationScanPageSize, "instrumentation-scan-page-size", o.InstrumentationScanPageSize,
+		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
 }
