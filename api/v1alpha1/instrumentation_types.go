@@ -13,6 +13,8 @@ import (
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.exporter.endpoint"
 // +kubebuilder:printcolumn:name="Sampler",type="string",JSONPath=".spec.sampler.type"
 // +kubebuilder:printcolumn:name="Sampler Arg",type="string",JSONPath=".spec.sampler.argument"
+// +kubebuilder:printcolumn:name="Instrumented",type="integer",JSONPath=".status.workloads.instrumented",priority=1,description="Workloads whose running pods carry this instrumentation (otelop)"
+// +kubebuilder:printcolumn:name="Pending",type="integer",JSONPath=".status.workloads.pending",description="Workloads that ask for this instrumentation but run pods admitted without it (otelop)"
 
 // Instrumentation configures OpenTelemetry auto-instrumentation, which the operator injects into
 // pods annotated with instrumentation.opentelemetry.io/inject-<language>.
@@ -325,6 +327,43 @@ type InstrumentationStatus struct {
 	// image upgrade skipped.
 	// +optional
 	UpgradeBlockedVersions map[string]string `json:"upgradeBlockedVersions,omitempty"`
+	// Workloads summarises the Deployments, StatefulSets and DaemonSets that ask for this
+	// Instrumentation (through their pod template's or their namespace's inject annotations) and
+	// whether their running pods were admitted with it. Written by the catch-up controller; not
+	// in upstream's API.
+	// +optional
+	Workloads *InstrumentationWorkloads `json:"workloads,omitempty"`
+}
+
+// InstrumentationWorkloads counts the workloads that ask for an Instrumentation.
+type InstrumentationWorkloads struct {
+	// Instrumented is how many workloads run only pods that carry this Instrumentation's current
+	// generation for every language they ask it for.
+	Instrumented int32 `json:"instrumented"`
+	// Pending is how many workloads run pods that were admitted without it (created before the
+	// Instrumentation existed or while the operator was down) or with an older generation of it.
+	// A restart of the workload instruments them.
+	Pending int32 `json:"pending"`
+	// PendingWorkloads names the first pending workloads, sorted by namespace, kind and name; at
+	// most 10 (Pending has the full count).
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	PendingWorkloads []PendingWorkload `json:"pendingWorkloads,omitempty"`
+}
+
+// PendingWorkload is a workload whose pods miss an Instrumentation.
+type PendingWorkload struct {
+	// Kind is Deployment, StatefulSet or DaemonSet.
+	Kind string `json:"kind"`
+	// Namespace is the workload's namespace.
+	Namespace string `json:"namespace"`
+	// Name is the workload's name.
+	Name string `json:"name"`
+	// Reason says why: NotInjected (pods admitted without this Instrumentation), Outdated (pods
+	// carry an older generation of it), RollingOut (a rollout is replacing them) or
+	// RestartDidNotInject (the operator restarted the workload for this generation and its new
+	// pods still lack it: look at the pod webhook).
+	Reason string `json:"reason"`
 }
 
 // Propagator is a context propagation format.

@@ -51,6 +51,7 @@ type config struct {
 	keep        bool
 	jsonOut     string
 	operatorArg []string
+	catchup     catchupResult
 }
 
 func main() {
@@ -75,6 +76,8 @@ the design docs (PAIN-POINTS.md, last section) were, and prints them side by sid
 Scenarios (each on a fresh cluster):
   upstream  --noise objects, collectors, idle, floor, then --extra-noise more objects (upstream's rows)
   issue     --issue-noise objects + collectors (the figures issue 5 asks for)
+  catchup   --catchup-pods pods asking for instrumentation, created while the operator is down: RSS
+            with the instrumentation catch-up controller off and on, scan cost, time to report
 Everything listens on loopback; every wait is bounded by --timeout; the operator and the cluster are
 stopped at the end. Exit status is non-zero when any step fails.
 
@@ -83,7 +86,11 @@ Flags:
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.operator, "operator", "", "operator binary; empty builds ./cmd/opentelemetry-operator into a temporary folder")
-	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue")
+	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue, catchup")
+	fs.IntVar(&cfg.catchup.Pods, "catchup-pods", 10000, "catchup scenario: pods that ask for Java instrumentation, created while the operator is down")
+	fs.IntVar(&cfg.catchup.Deployments, "catchup-deployments", 100, "catchup scenario: Deployments the pods belong to")
+	fs.IntVar(&cfg.catchup.Namespaces, "catchup-namespaces", 20, "catchup scenario: namespaces, each with one Instrumentation")
+	fs.Float64Var(&cfg.catchup.ScanInterval, "catchup-scan-interval", 10, "catchup scenario: the operator's --instrumentation-scan-interval, in seconds")
 	fs.IntVar(&cfg.noise, "noise", 9000, "upstream scenario: unrelated objects before the operator starts (a third each ConfigMaps, Secrets, Pods)")
 	fs.IntVar(&cfg.extraNoise, "extra-noise", 9000, "upstream scenario: unrelated objects added after convergence, then the operator is restarted (0 skips)")
 	fs.IntVar(&cfg.issueNoise, "issue-noise", 5000, "issue scenario: unrelated objects")
@@ -108,8 +115,8 @@ Flags:
 	cfg.scenarios = strings.Split(scenarios, ",")
 	cfg.operatorArg = strings.Fields(extra)
 	for _, s := range cfg.scenarios {
-		if s != "upstream" && s != "issue" {
-			fmt.Fprintf(os.Stderr, "unknown scenario %q (want upstream, issue)\n", s)
+		if s != "upstream" && s != "issue" && s != "catchup" {
+			fmt.Fprintf(os.Stderr, "unknown scenario %q (want upstream, issue, catchup)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -130,6 +137,7 @@ Flags:
 type results struct {
 	Machine   machine           `json:"machine"`
 	Scenarios []*scenarioResult `json:"scenarios"`
+	Catchup   *catchupResult    `json:"catchup,omitempty"`
 }
 
 type machine struct {
@@ -173,6 +181,16 @@ func run(ctx context.Context, cfg config) error {
 	}
 	var runErr error
 	for _, name := range cfg.scenarios {
+		if name == "catchup" {
+			c := cfg.catchup
+			res.Catchup = &c
+			say("=== scenario catchup: %d pods of %d Deployments in %d namespaces ===", c.Pods, c.Deployments, c.Namespaces)
+			if runErr = runCatchup(ctx, cfg, res.Catchup); runErr != nil {
+				runErr = fmt.Errorf("scenario catchup: %w", runErr)
+				break
+			}
+			continue
+		}
 		s := &scenarioResult{Name: name, Collectors: cfg.collectors}
 		switch name {
 		case "upstream":
@@ -190,6 +208,9 @@ func run(ctx context.Context, cfg config) error {
 	res.Machine.LoadEnd = loadavg()
 	fmt.Println()
 	printTables(os.Stdout, res)
+	if res.Catchup != nil {
+		printCatchup(os.Stdout, res.Catchup)
+	}
 	if cfg.jsonOut != "" {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(cfg.jsonOut, append(data, '\n'), 0o644); err != nil && runErr == nil {

@@ -122,7 +122,8 @@ func (p *operatorProc) reconciles(ctx context.Context) (float64, error) {
 	return p.metricSum(ctx, "controller_runtime_reconcile_total")
 }
 
-// metricSum sums every series of a metric on the operator's /metrics.
+// metricSum sums every series of a metric on the operator's /metrics (or, when name ends in an
+// open label selector, the series it starts).
 func (p *operatorProc) metricSum(ctx context.Context, name string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -138,7 +139,9 @@ func (p *operatorProc) metricSum(ctx context.Context, name string) (float64, err
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+		// A name with a label selector prefix (`metric{label="x"`) matches the series it starts.
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") &&
+			(!strings.Contains(name, "{") || !strings.HasPrefix(line, name)) {
 			continue
 		}
 		i := strings.LastIndexByte(line, ' ')

@@ -17,6 +17,7 @@ import (
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
+	instrctrl "github.com/otelop/otelop/internal/controller/instrumentation"
 	bridgectrl "github.com/otelop/otelop/internal/controller/opampbridge"
 	tactrl "github.com/otelop/otelop/internal/controller/targetallocator"
 	"github.com/otelop/otelop/internal/manifests/collector"
@@ -66,11 +67,27 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 	t.LabelsFilter, t.AnnotationsFilter = base.LabelsFilter, base.AnnotationsFilter
 	t.SetGolangFlags, t.ProxyEnv = base.SetGolangFlags, base.ProxyEnv
 	t.FallbackStrategy = o.fallbackStrategy
-	return tactrl.SetupWithManager(mgr, tactrl.Options{
+	err = tactrl.SetupWithManager(mgr, tactrl.Options{
 		Manifests:               t,
 		Capabilities:            detector.Current,
 		Applier:                 applier,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		SkipNameValidation:      o.SkipControllerNameValidation,
+	})
+	if err != nil || o.InstrumentationScanInterval <= 0 {
+		return err
+	}
+	restarts := o.WorkloadRestartsPerMinute
+	if restarts <= 0 {
+		restarts = -1 // none
+	}
+	return instrctrl.SetupWithManager(mgr, instrctrl.Options{
+		Interval:                o.InstrumentationScanInterval,
+		RestartPendingWorkloads: o.RestartPendingWorkloads,
+		RestartsPerMinute:       restarts,
+		Enabled:                 o.Instrumentation.Options().Enabled,
+		PageSize:                o.InstrumentationScanPageSize,
+		Namespaces:              o.WatchNamespaces,
 		SkipNameValidation:      o.SkipControllerNameValidation,
 	})
 }

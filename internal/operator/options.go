@@ -42,6 +42,16 @@ type Options struct {
 	SyncPeriod              time.Duration
 	MaxConcurrentReconciles int
 	FIPSDisabledComponents  string
+	// InstrumentationScanInterval is how often the catch-up controller looks for workloads whose
+	// pods missed their instrumentation; 0 disables it.
+	InstrumentationScanInterval time.Duration
+	// RestartPendingWorkloads lets the catch-up controller restart pending workloads of every
+	// Instrumentation (not only those annotated otelop.io/restart-pending-workloads=true).
+	RestartPendingWorkloads bool
+	// WorkloadRestartsPerMinute bounds the catch-up controller's restarts.
+	WorkloadRestartsPerMinute int
+	// InstrumentationScanPageSize is the Limit of the catch-up controller's list requests.
+	InstrumentationScanPageSize int64
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
 	// AutoInstrumentationImages are the default images the Instrumentation defaulting webhook
@@ -83,6 +93,10 @@ func DefaultOptions() Options {
 
 		AutoInstrumentationImages: webhookinst.DefaultImages(),
 		Instrumentation:         DefaultInstrumentationFlags(),
+
+		InstrumentationScanInterval: time.Minute,
+		WorkloadRestartsPerMinute:   10,
+		InstrumentationScanPageSize: 500,
 	}
 }
 
@@ -135,6 +149,14 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	o.Certs.BindFlags(fs)
 	bindAutoInstrumentationImageFlags(fs, &o.AutoInstrumentationImages)
 	o.Instrumentation.BindFlags(fs)
+	fs.DurationVar(&o.InstrumentationScanInterval, "instrumentation-scan-interval", o.InstrumentationScanInterval,
+		"How often to look for Deployments, StatefulSets and DaemonSets that ask for auto-instrumentation but run pods admitted without it (reported in each Instrumentation's status.workloads; also after every Instrumentation change). Reads pods as metadata, page by page, only in namespaces with an Instrumentation or an inject annotation. 0 disables it.")
+	fs.BoolVar(&o.RestartPendingWorkloads, "restart-pending-workloads", o.RestartPendingWorkloads,
+		"Restart (like kubectl rollout restart) the pending workloads of every Instrumentation, not only of those annotated otelop.io/restart-pending-workloads=true; an Instrumentation annotated false is never acted on.")
+	fs.IntVar(&o.WorkloadRestartsPerMinute, "workload-restarts-per-minute", o.WorkloadRestartsPerMinute,
+		"At most this many pending workloads are restarted per minute, over all Instrumentations; a workload already rolling out is never restarted.")
+	fs.Int64Var(&o.InstrumentationScanPageSize, "instrumentation-scan-page-size", o.InstrumentationScanPageSize,
+		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
 }

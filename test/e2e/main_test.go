@@ -20,6 +20,9 @@ import (
 	"github.com/otelop/otelop/test/simcluster"
 )
 
+// scanInterval is the catch-up controller's --instrumentation-scan-interval here.
+const scanInterval = 2 * time.Second
+
 var (
 	cluster *simcluster.Cluster
 	k8s     client.Client
@@ -63,6 +66,7 @@ func run(m *testing.M) int {
 	o.Certs.Namespace = "default"
 	o.Certs.CertDir = filepath.Join(cluster.Dir, "webhook-certs")
 	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
+	o.InstrumentationScanInterval = scanInterval
 	operatorCfg, err := operatorIdentity(ctx, cluster.Config, roleFile(root))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

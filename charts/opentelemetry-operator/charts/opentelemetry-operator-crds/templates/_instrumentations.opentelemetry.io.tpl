@@ -31,6 +31,16 @@ spec:
     - jsonPath: .spec.sampler.argument
       name: Sampler Arg
       type: string
+    - description: Workloads whose running pods carry this instrumentation (otelop)
+      jsonPath: .status.workloads.instrumented
+      name: Instrumented
+      priority: 1
+      type: integer
+    - description: Workloads that ask for this instrumentation but run pods admitted
+        without it (otelop)
+      jsonPath: .status.workloads.pending
+      name: Pending
+      type: integer
     name: v1alpha1
     schema:
       openAPIV3Schema:
@@ -4312,6 +4322,62 @@ spec:
                 description: |-
                   UpgradeBlockedVersions records, per language, an instrumentation version the automatic
                   image upgrade skipped.
+                type: object
+              workloads:
+                description: |-
+                  Workloads summarises the Deployments, StatefulSets and DaemonSets that ask for this
+                  Instrumentation (through their pod template's or their namespace's inject annotations) and
+                  whether their running pods were admitted with it. Written by the catch-up controller; not
+                  in upstream's API.
+                properties:
+                  instrumented:
+                    description: |-
+                      Instrumented is how many workloads run only pods that carry this Instrumentation's current
+                      generation for every language they ask it for.
+                    format: int32
+                    type: integer
+                  pending:
+                    description: |-
+                      Pending is how many workloads run pods that were admitted without it (created before the
+                      Instrumentation existed or while the operator was down) or with an older generation of it.
+                      A restart of the workload instruments them.
+                    format: int32
+                    type: integer
+                  pendingWorkloads:
+                    description: |-
+                      PendingWorkloads names the first pending workloads, sorted by namespace, kind and name; at
+                      most 10 (Pending has the full count).
+                    items:
+                      description: PendingWorkload is a workload whose pods miss an
+                        Instrumentation.
+                      properties:
+                        kind:
+                          description: Kind is Deployment, StatefulSet or DaemonSet.
+                          type: string
+                        name:
+                          description: Name is the workload's name.
+                          type: string
+                        namespace:
+                          description: Namespace is the workload's namespace.
+                          type: string
+                        reason:
+                          description: |-
+                            Reason says why: NotInjected (pods admitted without this Instrumentation), Outdated (pods
+                            carry an older generation of it), RollingOut (a rollout is replacing them) or
+                            RestartDidNotInject (the operator restarted the workload for this generation and its new
+                            pods still lack it: look at the pod webhook).
+                          type: string
+                      required:
+                      - kind
+                      - name
+                      - namespace
+                      - reason
+                      type: object
+                    maxItems: 10
+                    type: array
+                required:
+                - instrumented
+                - pending
                 type: object
             type: object
         type: object

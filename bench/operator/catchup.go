@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/test/simcluster"
+)
+
+// catchupResult holds the figures of the catch-up scenario: the instrumentation catch-up
+// controller's memory and scan cost with many pods that ask for instrumentation.
+type catchupResult struct {
+	Pods         int     `json:"pods"`
+	Deployments  int     `json:"deployments"`
+	Namespaces   int     `json:"namespaces"`
+	ScanInterval float64 `json:"scan_interval_seconds"`
+
+	PodsRunningSeconds float64    `json:"pods_running_seconds"`
+	RSSOff             rssStats   `json:"rss_controller_off"`
+	ReportSeconds      float64    `json:"report_seconds"`
+	RSSOn              rssStats   `json:"rss_controller_on"`
+	ScanSeconds        float64    `json:"last_scan_seconds"`
+	ScanRequests       float64    `json:"last_scan_list_requests"`
+	ScanPods           float64    `json:"last_scan_pods"`
+	Pending            float64    `json:"pending_workloads"`
+	WindowSeconds      float64    `json:"window_seconds"`
+	WindowScans        float64    `json:"window_scans"`
+	WindowWrites       writeCount `json:"window_writes"`
+}
+
+const catchupController = "instrumentation-catchup"
+
+// runCatchup: Deployments whose pods ask for Java instrumentation are created while the operator
+// is down (their pods carry no injection record), then the operator starts, first with the
+// catch-up controller off (--instrumentation-scan-interval=0: the baseline), then on, and an
+// Instrumentation is created in each namespace. Every Deployment is then pending: the scans read
+// every pod's metadata, every interval.
+func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
+	b := &bench{cfg: cfg}
+	defer func() {
+		if b.op != nil {
+			b.op.stop()
+		}
+		if b.c != nil {
+			if cfg.keep || err != nil {
+				say("cluster folder kept: %s (logs/, audit.log)", b.c.Dir)
+			}
+			_ = b.c.Stop()
+			say("operator and cluster stopped")
+		}
+	}()
+	nodes := r.Pods/1800 + 1
+	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Audit: true, KeepDir: cfg.keep,
+		Progress: func(f string, a ...any) { say(f, a...) }})
+	if err != nil {
+		return err
+	}
+	rc := rest.CopyConfig(b.c.Config)
+	rc.QPS, rc.Burst = 1000, 2000
+	rc.UserAgent = "bench"
+	if b.cs, err = kubernetes.NewForConfig(rc); err != nil {
+		return err
+	}
+	if b.cl, err = client.New(rc, client.Options{}); err != nil {
+		return err
+	}
+	if _, err := simcluster.InstallCRDs(ctx, b.c.Config, cfg.crds, "bench"); err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(freeAddr())
+	b.webhookPort, _ = strconv.Atoi(port)
+	// The webhooks are registered while the operator is down (failurePolicy Ignore): the pods are
+	// admitted without instrumentation, as in upstream's #1329.
+	if err := simcluster.InstallWebhooks(ctx, b.c.Config, cfg.webhooks, b.webhookPort, nil); err != nil {
+		return err
+	}
+
+	// 1. Deployments (the controller-manager creates their ReplicaSets and pods).
+	perDep := r.Pods / r.Deployments
+	start := time.Now()
+	for i := range r.Namespaces {
+		if err := ensureNamespace(ctx, b.cs, catchupNS(i), map[string]string{benchLabel: "catchup"}); err != nil {
+			return err
+		}
+	}
+	say("creating %d Deployments of %d replicas (inject-java: true) in %d namespaces", r.Deployments, perDep, r.Namespaces)
+	err = parallel(ctx, r.Deployments, cfg.workers, func(ctx context.Context, i int) error {
+		_, err := b.cs.AppsV1().Deployments(catchupNS(i%r.Namespaces)).Create(ctx, catchupDeployment(i, perDep), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	last := -1
+	err = poll(ctx, 2*time.Second, 3*cfg.timeout, "catch-up Deployments available", func(ctx context.Context) (bool, error) {
+		list, err := b.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=catchup"})
+		if err != nil {
+			return false, nil
+		}
+		available := 0
+		for _, d := range list.Items {
+			available += int(d.Status.AvailableReplicas)
+		}
+		if available/1000 != last {
+			say("  ... %d/%d pods available", available, r.Pods)
+			last = available / 1000
+		}
+		return len(list.Items) == r.Deployments && available >= perDep*r.Deployments, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.PodsRunningSeconds = time.Since(start).Seconds()
+	say("%d pods Running after %.0f s", r.Pods, r.PodsRunningSeconds)
+
+	// 2. The baseline: the operator without the catch-up controller.
+	if err := b.startOperator(ctx, "--instrumentation-scan-interval=0"); err != nil {
+		return err
+	}
+	r.RSSOff = b.settle(ctx, b.op.started)
+	say("RSS with the catch-up controller off: steady %.0f MiB, peak %.0f MiB", r.RSSOff.SteadyMB, r.RSSOff.PeakMB)
+	b.op.stop()
+
+	// 3. With the controller: an Instrumentation per namespace, time to report every Deployment.
+	interval := time.Duration(r.ScanInterval * float64(time.Second))
+	if err := b.startOperator(ctx, "--instrumentation-scan-interval="+interval.String()); err != nil {
+		return err
+	}
+	created := time.Now()
+	for i := range r.Namespaces {
+		in := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "opentelemetry.io/v1alpha1", "kind": "Instrumentation",
+			"metadata": map[string]any{"name": "java", "namespace": catchupNS(i)},
+			"spec":     map[string]any{"exporter": map[string]any{"endpoint": "http://collector:4318"}},
+		}}
+		if err := poll(ctx, time.Second, cfg.timeout, "creating an Instrumentation", func(ctx context.Context) (bool, error) {
+			err := b.cl.Create(ctx, in.DeepCopy())
+			return err == nil || apierrors.IsAlreadyExists(err), nil
+		}); err != nil {
+			return err
+		}
+	}
+	err = poll(ctx, time.Second, cfg.timeout, "every Deployment reported pending", func(ctx context.Context) (bool, error) {
+		if err := b.op.alive(); err != nil {
+			return false, err
+		}
+		n, err := b.op.metricSum(ctx, "otelop_instrumentation_pending_workloads")
+		return err == nil && int(n) >= r.Deployments, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.ReportSeconds = time.Since(created).Seconds()
+	say("every Deployment reported pending %.1f s after the Instrumentations were created", r.ReportSeconds)
+
+	// 4. Several scans: RSS, scan cost, writes (none expected: nothing changes).
+	if err := sleep(ctx, 2*time.Second); err != nil {
+		return err
+	}
+	off0, err := auditOffset(b.c.AuditLog)
+	if err != nil {
+		return err
+	}
+	scans0, _ := b.op.metricSum(ctx, `controller_runtime_reconcile_total{controller="`+catchupController+`"`)
+	from := time.Now()
+	if err := sleep(ctx, cfg.idle); err != nil {
+		return err
+	}
+	off1, err := auditOffset(b.c.AuditLog)
+	if err != nil {
+		return err
+	}
+	scans1, _ := b.op.metricSum(ctx, `controller_runtime_reconcile_total{controller="`+catchupController+`"`)
+	r.WindowSeconds, r.WindowScans = time.Since(from).Seconds(), scans1-scans0
+	if r.WindowWrites, err = countWrites(b.c.AuditLog, off0, off1, "opentelemetry-operator"); err != nil {
+		return err
+	}
+	r.RSSOn = b.op.rss.window(from, time.Now())
+	r.RSSOn.PeakMB = b.op.rss.window(b.op.started, time.Now()).PeakMB
+	r.ScanSeconds, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_duration_seconds")
+	r.ScanRequests, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_list_requests")
+	r.ScanPods, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_pods")
+	r.Pending, _ = b.op.metricSum(ctx, "otelop_instrumentation_pending_workloads")
+	say("RSS with the catch-up controller on: steady %.0f MiB (over %.0f scans), peak %.0f MiB; last scan %.2f s, %.0f list requests, %.0f pods; writes: %s",
+		r.RSSOn.SteadyMB, r.WindowScans, r.RSSOn.PeakMB, r.ScanSeconds, r.ScanRequests, r.ScanPods, r.WindowWrites)
+	return nil
+}
+
+func catchupNS(i int) string { return fmt.Sprintf("bench-catchup-%02d", i) }
+
+// catchupDeployment asks for Java instrumentation; its pods carry a 1 KB annotation (pod metadata
+// is what the scan reads, so this is on the heavy side of real pods).
+func catchupDeployment(i, replicas int) *appsv1.Deployment {
+	labels := map[string]string{benchLabel: "catchup", "app": fmt.Sprintf("app-%03d", i)}
+	rep := int32(replicas)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i), Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &rep,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
+					"instrumentation.opentelemetry.io/inject-java": "true",
+					"bench.otelop.io/payload":                      payload(i, 1000),
+				}},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "app", Image: "registry.example/catchup/app:1.0.0",
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}},
+					Tolerations: []corev1.Toleration{{Key: noiseNodeTaint, Operator: corev1.TolerationOpExists}},
+				},
+			},
+		},
+	}
+}
+
+// printCatchup prints the catch-up scenario's table.
+func printCatchup(w io.Writer, r *catchupResult) {
+	fmt.Fprintf(w, "Catch-up figures (%d pods of %d Deployments asking for Java instrumentation, in %d namespaces with an Instrumentation each; scan every %.0f s):\n\n",
+		r.Pods, r.Deployments, r.Namespaces, r.ScanInterval)
+	fmt.Fprintln(w, "| figure | this operator |")
+	fmt.Fprintln(w, "| --- | --- |")
+	fmt.Fprintf(w, "| RSS, catch-up controller off (--instrumentation-scan-interval=0) | %.0f MiB steady, %.0f MiB peak |\n", r.RSSOff.SteadyMB, r.RSSOff.PeakMB)
+	fmt.Fprintf(w, "| RSS, catch-up controller on, over %.0f scans | %.0f MiB steady, %.0f MiB peak |\n", r.WindowScans, r.RSSOn.SteadyMB, r.RSSOn.PeakMB)
+	fmt.Fprintf(w, "| one scan: duration / list requests / pods read | %.2f s / %.0f / %.0f |\n", r.ScanSeconds, r.ScanRequests, r.ScanPods)
+	fmt.Fprintf(w, "| from creating the Instrumentations to all %d Deployments reported pending | %.1f s (%.0f pending) |\n", r.Deployments, r.ReportSeconds, r.Pending)
+	fmt.Fprintf(w, "| writes during %.0f s of unchanged scans | %s |\n", r.WindowSeconds, r.WindowWrites)
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,224 @@
+package instrumentation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/inject"
+)
+
+// Reconciler finds the workloads that ask for instrumentation but run pods admitted without it,
+// reports them in each Instrumentation's status.workloads and, where allowed, restarts them. It
+// always reconciles everything at once (the request is ignored): Instrumentation changes and a
+// timer (Interval) both queue the one key.
+type Reconciler struct {
+	// Client reads Instrumentations from the manager's cache and writes status, Events' objects
+	// and restarts.
+	Client client.Client
+	// Scanner reads namespaces, workloads, ReplicaSets and pods uncached, page by page.
+	Scanner Scanner
+	// Recorder emits Events on Instrumentations, only on transitions and restarts.
+	Recorder events.EventRecorder
+	// Interval between scans (a scan also follows every Instrumentation change).
+	Interval time.Duration
+	// RestartAll restarts pending workloads of every Instrumentation not annotated
+	// RestartOptInAnnotation=false (--restart-pending-workloads); otherwise only those of
+	// Instrumentations annotated RestartOptInAnnotation=true.
+	RestartAll bool
+	// Limiter bounds restarts (shared over scans).
+	Limiter *Limiter
+	// Namespaces, when not empty, is the only namespaces scanned (--watch-namespace).
+	Namespaces []string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile implements reconcile.Reconciler: scan, write the statuses that changed, restart.
+func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	list := &v1alpha1.InstrumentationList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return ctrl.Result{}, err
+	}
+	items := slices.DeleteFunc(list.Items, func(in v1alpha1.Instrumentation) bool {
+		return in.DeletionTimestamp != nil || (len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, in.Namespace))
+	})
+	if len(items) == 0 {
+		pendingWorkloads.Set(0)
+		return ctrl.Result{}, nil // the next Instrumentation to be created queues a scan
+	}
+	ix := NewIndex(items)
+	start := time.Now()
+	stats := &Stats{}
+	nss, err := r.Scanner.Namespaces(ctx, ix, r.Namespaces, stats)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var workloads []*Workload
+	for ns, ann := range nss {
+		ws, err := r.Scanner.Namespace(ctx, ns, ann, ix, stats)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		workloads = append(workloads, ws...)
+	}
+	keys := make([]types.NamespacedName, 0, len(items))
+	for _, in := range items {
+		keys = append(keys, types.NamespacedName{Namespace: in.Namespace, Name: in.Name})
+	}
+	sums := Summarize(keys, workloads)
+	scanSeconds.Set(time.Since(start).Seconds())
+	scanRequests.Set(float64(stats.Requests))
+	scanPods.Set(float64(stats.Pods))
+	total := 0
+	for _, s := range sums {
+		total += len(s.Pending)
+	}
+	pendingWorkloads.Set(float64(total))
+	log.V(1).Info("scanned", "namespaces", stats.Namespaces, "workloads", stats.Workloads, "following", len(workloads),
+		"replicaSets", stats.ReplicaSets, "pods", stats.Pods, "requests", stats.Requests, "took", time.Since(start).String())
+
+	var errs []error
+	for i := range items {
+		in := &items[i]
+		want := sums[keys[i]].Status()
+		if equality.Semantic.DeepEqual(in.Status.Workloads, want) {
+			continue
+		}
+		ev := Transition(in.Status.Workloads, want)
+		patch := client.MergeFrom(in.DeepCopy())
+		in.Status.Workloads = want
+		if err := r.Client.Status().Patch(ctx, in, patch); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("writing the status of Instrumentation %s: %w", keys[i], err))
+			}
+			continue
+		}
+		log.Info("workloads", "instrumentation", keys[i].String(), "instrumented", want.Instrumented, "pending", want.Pending)
+		if ev != nil {
+			r.Recorder.Eventf(in, nil, ev.Type, ev.Reason, "Scan", "%s", ev.Note)
+		}
+	}
+
+	byKey := map[types.NamespacedName]*v1alpha1.Instrumentation{}
+	for i := range items {
+		byKey[keys[i]] = &items[i]
+	}
+	result := ctrl.Result{RequeueAfter: r.Interval}
+	for _, w := range RestartCandidates(workloads, func(k types.NamespacedName) bool { return r.optIn(byKey[k]) }) {
+		now := r.now()
+		if !r.Limiter.Allow(now) {
+			if wait := r.Limiter.Wait(now); wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
+				result.RequeueAfter = wait
+			}
+			log.Info("restart deferred by the rate limit", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name)
+			break
+		}
+		regarding := byKey[w.Want[0].Instrumentation]
+		if err := r.restart(ctx, w, now); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+				continue // gone or replaced since the scan; the next scan sees the new one
+			}
+			r.Recorder.Eventf(regarding, w.object(), "Warning", EventRestartFailed, "Restart", "Restarting %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
+			errs = append(errs, err)
+			continue
+		}
+		restartsTotal.Inc()
+		log.Info("restarted", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name, "for", w.Record())
+		for _, key := range instrumentationsOf(w) {
+			if in := byKey[key]; in != nil {
+				// The workload as the related object keeps each restart its own Event (isomorphic
+				// Events are merged into one series).
+				r.Recorder.Eventf(in, w.object(), "Normal", EventWorkloadRestarted, "Restart",
+					"Restarted %s %s/%s so that its pods get %s", w.Kind, w.Namespace, w.Name, w.Record())
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return ctrl.Result{}, fmt.Errorf("%v", errs)
+	}
+	return result, nil
+}
+
+// optIn reports whether the workloads pending for in may be restarted.
+func (r *Reconciler) optIn(in *v1alpha1.Instrumentation) bool {
+	if in == nil {
+		return false
+	}
+	v, set := in.Annotations[RestartOptInAnnotation]
+	if set && inject.IsFalse(v) {
+		return false
+	}
+	return inject.IsTrue(v) || r.RestartAll
+}
+
+// object refers to the workload (for Events' related object).
+func (w *Workload) object() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: w.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID}}
+}
+
+func instrumentationsOf(w *Workload) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, want := range w.Want {
+		if !slices.Contains(out, want.Instrumentation) {
+			out = append(out, want.Instrumentation)
+		}
+	}
+	return out
+}
+
+// restart does what `kubectl rollout restart` does (a new restartedAt annotation on the pod
+// template), adding RestartedForAnnotation; the UID in the patch makes the API server refuse it if
+// the workload was replaced by another of the same name since the scan.
+func (r *Reconciler) restart(ctx context.Context, w *Workload, now time.Time) error {
+	body, err := RestartPatch(w, now)
+	if err != nil {
+		return err
+	}
+	var obj client.Object
+	switch w.Kind {
+	case KindDeployment:
+		obj = &appsv1.Deployment{}
+	case KindStatefulSet:
+		obj = &appsv1.StatefulSet{}
+	case KindDaemonSet:
+		obj = &appsv1.DaemonSet{}
+	default:
+		return fmt.Errorf("cannot restart a %s", w.Kind)
+	}
+	obj.SetNamespace(w.Namespace)
+	obj.SetName(w.Name)
+	return r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body))
+}
+
+// RestartPatch returns the JSON merge patch that restarts w at now.
+func RestartPatch(w *Workload, now time.Time) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": w.UID},
+		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+			RestartedAtAnnotation:  now.UTC().Format(time.RFC3339),
+			RestartedForAnnotation: w.Record(),
+		}}}},
+	})
+}

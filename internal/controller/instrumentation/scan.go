@@ -1,0 +1,214 @@
+package instrumentation
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	inst "github.com/otelop/otelop/internal/instrumentation"
+)
+
+// DefaultPageSize is how many objects one list request returns.
+const DefaultPageSize = 500
+
+// Scanner reads workloads, ReplicaSets and pods straight from the API server, page by page, and
+// keeps only the compact Workload views: memory grows with the number of workloads that ask for
+// instrumentation, not with the number of pods. Pods and ReplicaSets are read as metadata only.
+type Scanner struct {
+	// Reader must not be the manager's cache (user workloads are not cached): the manager's
+	// APIReader.
+	Reader client.Reader
+	// PageSize is the Limit of each list request (default DefaultPageSize).
+	PageSize int64
+	// Enabled filters the languages the pod webhook injects (nil: all).
+	Enabled func(inst.Language) bool
+}
+
+// Stats counts what a scan read.
+type Stats struct {
+	Namespaces, Workloads, ReplicaSets, Pods, Requests int
+}
+
+// list reads every page of list in ns, calling each after each page.
+func (s Scanner) list(ctx context.Context, list client.ObjectList, ns string, stats *Stats, each func()) error {
+	limit := s.PageSize
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	cont := ""
+	for {
+		opts := []client.ListOption{client.Limit(limit), client.Continue(cont)}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		// Decoding may append to the previous page's items: start from an empty list.
+		if err := apimeta.SetList(list, nil); err != nil {
+			return err
+		}
+		if err := s.Reader.List(ctx, list, opts...); err != nil {
+			return err
+		}
+		stats.Requests++
+		each()
+		cont = list.GetContinue()
+		if cont == "" {
+			return nil
+		}
+	}
+}
+
+func metadataList(kind string) *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	gv := appsv1.SchemeGroupVersion
+	if kind == "PodList" || kind == "NamespaceList" {
+		gv = corev1.SchemeGroupVersion
+	}
+	l.SetGroupVersionKind(gv.WithKind(kind))
+	return l
+}
+
+// Namespaces returns the annotations of the namespaces to scan: those that hold an
+// Instrumentation, and those whose own annotations ask for instrumentation. only, when not empty,
+// restricts them (--watch-namespace).
+func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats *Stats) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	if len(only) > 0 {
+		// --watch-namespace: read just those (an operator limited to them may not list
+		// namespaces; without get either, a namespace's own annotations are not seen).
+		for _, name := range only {
+			ns := &metav1.PartialObjectMetadata{}
+			ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+			err := s.Reader.Get(ctx, client.ObjectKey{Name: name}, ns)
+			stats.Requests++
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case apierrors.IsForbidden(err):
+				ns.Annotations = nil
+			case err != nil:
+				return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+			}
+			if _, ok := ix[name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
+				out[name] = ns.Annotations
+			}
+		}
+		stats.Namespaces += len(out)
+		return out, nil
+	}
+	l := metadataList("NamespaceList")
+	err := s.list(ctx, l, "", stats, func() {
+		for _, ns := range l.Items {
+			if _, ok := ix[ns.Name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
+				out[ns.Name] = ns.Annotations
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	stats.Namespaces += len(out)
+	return out, nil
+}
+
+// Namespace returns the workloads of ns that ask for instrumentation served by ix, with their
+// pods counted.
+func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
+	var out []*Workload
+	byUID := map[types.UID]*Workload{}
+	add := func(w *Workload) {
+		if w != nil {
+			out = append(out, w)
+			byUID[w.UID] = w
+		}
+	}
+	deps := &appsv1.DeploymentList{}
+	if err := s.list(ctx, deps, ns, stats, func() {
+		stats.Workloads += len(deps.Items)
+		for i := range deps.Items {
+			add(FromDeployment(&deps.Items[i], nsAnn, ix, s.Enabled))
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("listing deployments in %s: %w", ns, err)
+	}
+	hasDeployments := len(out) > 0
+	sts := &appsv1.StatefulSetList{}
+	if err := s.list(ctx, sts, ns, stats, func() {
+		stats.Workloads += len(sts.Items)
+		for i := range sts.Items {
+			add(FromStatefulSet(&sts.Items[i], nsAnn, ix, s.Enabled))
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("listing statefulsets in %s: %w", ns, err)
+	}
+	dss := &appsv1.DaemonSetList{}
+	if err := s.list(ctx, dss, ns, stats, func() {
+		stats.Workloads += len(dss.Items)
+		for i := range dss.Items {
+			add(FromDaemonSet(&dss.Items[i], nsAnn, ix, s.Enabled))
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("listing daemonsets in %s: %w", ns, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+
+	// ReplicaSets of the Deployments we follow: UID -> Deployment and revision.
+	type rsInfo struct {
+		w        *Workload
+		revision string
+	}
+	rss := map[types.UID]rsInfo{}
+	if hasDeployments {
+		l := metadataList("ReplicaSetList")
+		if err := s.list(ctx, l, ns, stats, func() {
+			stats.ReplicaSets += len(l.Items)
+			for _, rs := range l.Items {
+				ref := metav1.GetControllerOf(&rs)
+				if ref == nil || ref.Kind != KindDeployment {
+					continue
+				}
+				if w := byUID[ref.UID]; w != nil && w.Kind == KindDeployment {
+					rss[rs.UID] = rsInfo{w: w, revision: rs.Annotations[DeploymentRevisionAnnotation]}
+				}
+			}
+		}); err != nil {
+			return nil, fmt.Errorf("listing replicasets in %s: %w", ns, err)
+		}
+	}
+
+	pods := metadataList("PodList")
+	if err := s.list(ctx, pods, ns, stats, func() {
+		stats.Pods += len(pods.Items)
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			ref := metav1.GetControllerOf(p)
+			if ref == nil {
+				continue
+			}
+			switch ref.Kind {
+			case "ReplicaSet":
+				if info, ok := rss[ref.UID]; ok {
+					info.w.Observe(p.Annotations, info.revision)
+				}
+			case KindStatefulSet, KindDaemonSet:
+				if w := byUID[ref.UID]; w != nil && w.Kind == ref.Kind {
+					w.Observe(p.Annotations, p.Labels[appsv1.ControllerRevisionHashLabelKey])
+				}
+			}
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("listing pods in %s: %w", ns, err)
+	}
+	return out, nil
+}
