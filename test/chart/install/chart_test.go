@@ -1,0 +1,76 @@
+package install
+
+import (
+	"context"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
+	"github.com/otelop/otelop/test/install/installtest"
+)
+
+// chartNames are the object names the chart gives release name in namespace (fullname
+// <release>-opentelemetry-operator).
+func chartNames(name, namespace string) installtest.Names {
+	full := name + "-opentelemetry-operator"
+	return installtest.Names{
+		Namespace:      namespace,
+		Deployment:     full,
+		WebhookService: full + "-webhook",
+		MetricsService: full,
+		MetricsReader:  full + "-metrics-reader",
+		CertSecret:     full + "-controller-manager-service-cert",
+	}
+}
+
+// TestChartDefaultValues: `helm install otel ./charts/opentelemetry-operator --namespace
+// observability --create-namespace` with the chart's default values; the operator runs as the
+// chart's pod and every installtest scenario passes against the chart's objects.
+func TestChartDefaultValues(t *testing.T) {
+	const name, ns = "otel", "observability"
+	rel := helmInstall(t, name, ns, nil)
+	t.Logf("release %s: %v", name, manifestKinds(rel))
+	op := runScenarios(t, chartNames(name, ns), nil)
+	if !t.Failed() {
+		uninstall(t, op, map[string]string{name: ns})
+	}
+}
+
+// TestChartKubeStackReleases: the two releases the OpenMCP service provider makes with its
+// opentelemetry-kube-stack values, in one cluster: the CRDs release (flux.CRDsValues: CRDs only)
+// and the workload release (flux.WorkloadValues: the operator without CRDs). The operator runs as
+// the workload release's pod and the scenarios pass, but for conversion: see below.
+func TestChartKubeStackReleases(t *testing.T) {
+	const name = "otel"
+	crdsNS, workloadNS := instance.CPNamespace, instance.WorkloadNamespace(instance.ID("default", name))
+	crdsRel := helmInstall(t, instance.CRDsReleaseName(name), crdsNS, flux.CRDsValues())
+	workloadRel := helmInstall(t, instance.WorkloadReleaseName(name), workloadNS, flux.WorkloadValues(map[string]any{}, nil))
+	crdKinds, workloadKinds := manifestKinds(crdsRel), manifestKinds(workloadRel)
+	t.Logf("CRDs release: %v; workload release: %v", crdKinds, workloadKinds)
+	if len(crdKinds) != 1 || crdKinds["CustomResourceDefinition"] == 0 {
+		t.Errorf("the CRDs release must hold CRDs only: %v", crdKinds)
+	}
+	if workloadKinds["CustomResourceDefinition"] != 0 || workloadKinds["Deployment"] != 1 {
+		t.Errorf("the workload release must hold the operator and no CRD: %v", workloadKinds)
+	}
+
+	// The CRDs release names its own webhook Service as the collector CRD's conversion webhook;
+	// that release has no operator, so no such Service exists and v1alpha1 requests cannot be
+	// converted (in OpenMCP the CRDs are in another cluster than the operator anyway).
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	svc := crd.Spec.Conversion.Webhook.ClientConfig.Service
+	skip := map[string]string{"V1alpha1RoundTripsThroughConversionWebhook": "the CRDs release's conversion webhook names Service " +
+		svc.Namespace + "/" + svc.Name + ", which neither release creates (known gap, see the chart's README)"}
+
+	names := chartNames(instance.WorkloadReleaseName(name), workloadNS)
+	op := runScenarios(t, names, skip)
+	if !t.Failed() {
+		uninstall(t, op, map[string]string{instance.CRDsReleaseName(name): crdsNS, instance.WorkloadReleaseName(name): workloadNS})
+	}
+}

@@ -1,0 +1,150 @@
+package install
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/install/installtest"
+)
+
+// chartDir is the chart as users install it from the repository.
+func chartDir() string { return filepath.Join(testenv.RepoRoot(), "charts", "opentelemetry-operator") }
+
+// helmConfig is an action.Configuration for the simulated cluster as the helm CLI builds it from
+// the admin kubeconfig (`--namespace namespace`), storing releases in Secrets.
+func helmConfig(t *testing.T, namespace string) *action.Configuration {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &env.Cluster.Kubeconfig
+	flags.Namespace = &namespace
+	cfg := &action.Configuration{}
+	if err := cfg.Init(flags, namespace, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// helmInstall runs `helm install name ./charts/opentelemetry-operator --namespace namespace
+// --create-namespace` with values (nil: the chart's defaults).
+func helmInstall(t *testing.T, name, namespace string, values map[string]any) *release.Release {
+	t.Helper()
+	ch, err := loader.LoadDir(chartDir())
+	if err != nil {
+		t.Fatalf("loading chart: %v", err)
+	}
+	install := action.NewInstall(helmConfig(t, namespace))
+	install.ReleaseName = name
+	install.Namespace = namespace
+	install.CreateNamespace = true
+	rel, err := install.Run(ch, values)
+	if err != nil {
+		t.Fatalf("helm install %s: %v", name, err)
+	}
+	return rel
+}
+
+// manifestKinds counts the kinds of a release's objects.
+func manifestKinds(rel *release.Release) map[string]int {
+	out := map[string]int{}
+	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
+		var h releaseutil.SimpleHead
+		if err := yaml.Unmarshal([]byte(m), &h); err == nil && h.Kind != "" {
+			out[h.Kind]++
+		}
+	}
+	return out
+}
+
+// runScenarios starts the operator as the pod of the install named by names, runs scenarios as
+// subtests (skip names a scenario left out, with the reason) and stops the operator at cleanup.
+func runScenarios(t *testing.T, names installtest.Names, skip map[string]string) *installtest.Operator {
+	t.Helper()
+	start := time.Now()
+	op, err := env.RunOperator(context.Background(), names)
+	t.Cleanup(op.Stop)
+	if err != nil {
+		t.Fatalf("running the chart's operator pod: %v", err)
+	}
+	t.Logf("operator of %s/%s ready in %s", names.Namespace, names.Deployment, time.Since(start).Round(100*time.Millisecond))
+	for _, s := range op.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			if why, ok := skip[s.Name]; ok {
+				t.Skip(why)
+			}
+			s.Run(t)
+		})
+	}
+	return op
+}
+
+// uninstall removes an install as a user would who then installs anew: every collector is deleted
+// while the operator still runs (it removes the cluster RBAC it made and its finalizer), the
+// operator stops, `helm uninstall` removes the releases, and the CRDs (which the chart keeps on
+// uninstall) are deleted by hand, as the chart's README says.
+func uninstall(t *testing.T, op *installtest.Operator, releases map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	k8s := env.Client
+	cols := &v1beta1.OpenTelemetryCollectorList{}
+	if err := k8s.List(ctx, cols); err != nil {
+		t.Fatal(err)
+	}
+	for i := range cols.Items {
+		if err := client.IgnoreNotFound(k8s.Delete(ctx, &cols.Items[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll(t, "collectors deleted", func(ctx context.Context) (bool, error) {
+		err := k8s.List(ctx, cols)
+		return err == nil && len(cols.Items) == 0, nil
+	})
+	op.Stop()
+	for name, ns := range releases {
+		if _, err := action.NewUninstall(helmConfig(t, ns)).Run(name); err != nil {
+			t.Fatalf("helm uninstall %s: %v", name, err)
+		}
+	}
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := k8s.List(ctx, crds); err != nil {
+		t.Fatal(err)
+	}
+	for i := range crds.Items {
+		if crds.Items[i].Spec.Group == "opentelemetry.io" {
+			if err := client.IgnoreNotFound(k8s.Delete(ctx, &crds.Items[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	poll(t, "CRDs deleted", func(ctx context.Context) (bool, error) {
+		if err := k8s.List(ctx, crds); err != nil {
+			return false, nil
+		}
+		for _, c := range crds.Items {
+			if c.Spec.Group == "opentelemetry.io" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+func poll(t *testing.T, what string, cond wait.ConditionWithContextFunc) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
