@@ -32,7 +32,7 @@ func helmConfig(t *testing.T, namespace string) *action.Configuration {
 	flags.KubeConfig = &env.Cluster.Kubeconfig
 	flags.Namespace = &namespace
 	cfg := &action.Configuration{}
-	if err := cfg.Init(flags, namespace, "secret", t.Logf); err != nil {
+	if err := cfg.Init(flags, namespace, "secret", func(string, ...any) {}); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
