@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
@@ -57,17 +60,30 @@ func TestChartKubeStackReleases(t *testing.T) {
 		t.Errorf("the workload release must hold the operator and no CRD: %v", workloadKinds)
 	}
 
-	// Known gap: the CRDs release names its own webhook Service as the collector CRD's conversion
-	// webhook; that release has no operator, so no such Service exists and every v1alpha1 request
-	// fails ("conversion webhook ... failed: service ... not found"), with or without the workload
-	// operator running. In OpenMCP the CRDs are in another cluster than the operator anyway.
+	// The CRDs release has no operator to convert with: its collector CRD serves v1beta1 only, with
+	// no conversion webhook, so a v1alpha1 request is refused as an unknown version (nothing can
+	// reach storage unconverted) while v1beta1 works through the workload operator.
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, crd); err != nil {
 		t.Fatal(err)
 	}
-	svc := crd.Spec.Conversion.Webhook.ClientConfig.Service
-	skip := map[string]string{"V1alpha1RoundTripsThroughConversionWebhook": "known gap: the CRDs release's conversion webhook names Service " +
-		svc.Namespace + "/" + svc.Name + ", which neither release creates"}
+	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
+		t.Errorf("CRDs-only release: conversion = %+v, want strategy None", crd.Spec.Conversion)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Served != (v.Name == "v1beta1") {
+			t.Errorf("CRDs-only release: version %s served=%v, want only v1beta1 served", v.Name, v.Served)
+		}
+	}
+	skip := map[string]string{"V1alpha1RoundTripsThroughConversionWebhook": "the CRDs-only release serves v1beta1 only (checked above)"}
+	v1alpha1 := &unstructured.Unstructured{}
+	v1alpha1.SetAPIVersion("opentelemetry.io/v1alpha1")
+	v1alpha1.SetKind("OpenTelemetryCollector")
+	v1alpha1.SetNamespace(workloadNS)
+	v1alpha1.SetName("old-style")
+	if err := env.Client.Create(context.Background(), v1alpha1); !apimeta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		t.Errorf("creating a v1alpha1 collector against the CRDs-only release: %v, want the version refused", err)
+	}
 
 	names := chartNames(instance.WorkloadReleaseName(name), workloadNS)
 	op := runScenarios(t, names, skip)
