@@ -92,7 +92,7 @@ func DefaultOptions() Options {
 		Certs:                   certs.DefaultOptions(),
 
 		AutoInstrumentationImages: webhookinst.DefaultImages(),
-		Instrumentation:         DefaultInstrumentationFlags(),
+		Instrumentation:           DefaultInstrumentationFlags(),
 
 		InstrumentationScanInterval: time.Minute,
 		WorkloadRestartsPerMinute:   10,

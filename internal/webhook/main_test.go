@@ -6,15 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
@@ -66,36 +63,10 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {
-	wio := &env.Environment.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
+	_, done, err := env.StartWebhookManager(ctx, nil, scheme, func(mgr ctrl.Manager) error {
+		manifests := mcollector.DefaultOptions()
+		manifests.CreateRBAC = true
+		return Setup(ctx, mgr, Options{Collector: collector.Options{Manifests: manifests}})
 	})
-	if err != nil {
-		return nil, err
-	}
-	manifests := mcollector.DefaultOptions()
-	manifests.CreateRBAC = true
-	if err := Setup(ctx, mgr, Options{Collector: collector.Options{Manifests: manifests}}); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
-			return done, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return done, fmt.Errorf("webhook server did not start within 30s")
+	return done, err
 }

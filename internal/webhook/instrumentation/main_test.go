@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -15,8 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
@@ -91,34 +88,8 @@ func requireEnv(t *testing.T) {
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {
-	wio := &env.Environment.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
+	_, done, err := env.StartWebhookManager(ctx, nil, scheme, func(mgr ctrl.Manager) error {
+		return instrumentation.Setup(mgr, instrumentation.Options{Images: instrumentation.Images{Java: flagJavaImage}})
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := instrumentation.Setup(mgr, instrumentation.Options{Images: instrumentation.Images{Java: flagJavaImage}}); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
-			return done, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return done, fmt.Errorf("webhook server did not start within 30s")
+	return done, err
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
@@ -69,36 +66,10 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {
-	wio := &env.Environment.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
+	_, done, err := env.StartWebhookManager(ctx, nil, scheme, func(mgr ctrl.Manager) error {
+		return opampbridge.Setup(mgr, opampbridge.Options{})
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := opampbridge.Setup(mgr, opampbridge.Options{}); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
-			return done, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return done, fmt.Errorf("webhook server did not start within 30s")
+	return done, err
 }
 
 func newNamespace(t *testing.T, name string) string {

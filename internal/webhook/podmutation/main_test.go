@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -18,8 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
@@ -84,47 +81,22 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {
-	wio := &env.Environment.WebhookInstallOptions
+	var done <-chan struct{}
 	var err error
-	mgr, err = ctrl.NewManager(reads.wrap(env.Config), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
+	mgr, done, err = env.StartWebhookManager(ctx, reads.wrap(env.Config), scheme, func(mgr ctrl.Manager) error {
+		if err := collector.Setup(mgr, collector.Options{Manifests: manifests}); err != nil {
+			return err
+		}
+		// config/webhook as shipped also sends Instrumentations to their webhooks: serve them too.
+		if err := winstrumentation.Setup(mgr, winstrumentation.Options{}); err != nil {
+			return err
+		}
+		// Every language on, Go and nginx included, so that each can be injected end to end.
+		inst := instrumentation.DefaultOptions()
+		inst.Disabled = nil
+		return podmutation.Setup(mgr, podmutation.Options{Manifests: manifests, Instrumentation: &inst})
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := collector.Setup(mgr, collector.Options{Manifests: manifests}); err != nil {
-		return nil, err
-	}
-	// config/webhook as shipped also sends Instrumentations to their webhooks: serve them too.
-	if err := winstrumentation.Setup(mgr, winstrumentation.Options{}); err != nil {
-		return nil, err
-	}
-	// Every language on, Go and nginx included, so that each can be injected end to end.
-	inst := instrumentation.DefaultOptions()
-	inst.Disabled = nil
-	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: manifests, Instrumentation: &inst}); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if mgr.GetWebhookServer().StartedChecker()(nil) == nil {
-			return done, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return done, fmt.Errorf("webhook server did not start within 30s")
+	return done, err
 }
 
 // requestLog records the GET requests (reads, lists and watches) of clients built from a
