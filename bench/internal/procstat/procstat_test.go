@@ -37,8 +37,8 @@ func TestFreeAddrAndHTTPOK(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
 	if !HTTPOK(context.Background(), "http://"+addr+"/") {
 		t.Error("HTTPOK false on a server answering 200")
 	}
