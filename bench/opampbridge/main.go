@@ -32,6 +32,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/internal/opampbridge/collectors"
 	"github.com/otelop/otelop/internal/opampbridge/opamptest"
 	"github.com/otelop/otelop/internal/testenv"
@@ -209,9 +210,9 @@ func run(ctx context.Context, o options) (res *results, err error) {
 	res = &results{
 		Date: time.Now().Format("2006-01-02 15:04"), Tree: treeVersion(root), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Collectors: o.collectors, Namespaces: o.namespaces, Heartbeat: o.heartbeat.String(),
-		LoadStart: loadAvg(), Idle: o.idle.String(), After: o.after.String(),
+		LoadStart: procstat.LoadAvg(), Idle: o.idle.String(), After: o.after.String(),
 	}
-	defer func() { res.LoadEnd = loadAvg() }()
+	defer func() { res.LoadEnd = procstat.LoadAvg() }()
 	dir, err := os.MkdirTemp("", "bench-opampbridge-")
 	if err != nil {
 		return res, err
@@ -294,11 +295,11 @@ func run(ctx context.Context, o options) (res *results, err error) {
 	if err := os.WriteFile(cfgPath, []byte(bridgeConfig(srv.URL)), 0o600); err != nil {
 		return res, err
 	}
-	listen, err := freeAddr()
+	listen, err := procstat.FreeAddr()
 	if err != nil {
 		return res, err
 	}
-	health, err := freeAddr()
+	health, err := procstat.FreeAddr()
 	if err != nil {
 		return res, err
 	}
@@ -357,8 +358,8 @@ func run(ctx context.Context, o options) (res *results, err error) {
 		return res, err
 	}
 	idleEnd := time.Now()
-	res.IdleRSSKiB, _, _ = p.rss.window(reported.Add(o.idle/2), idleEnd)
-	_, res.IdlePeakKiB, _ = p.rss.window(p.started, idleEnd)
+	res.IdleRSSKiB, _, _ = p.rss.Window(reported.Add(o.idle/2), idleEnd)
+	_, res.IdlePeakKiB, _ = p.rss.Window(p.started, idleEnd)
 	heap, err := p.metric(ctx, "go_memstats_heap_inuse_bytes")
 	if err != nil {
 		return res, err
@@ -376,7 +377,7 @@ func run(ctx context.Context, o options) (res *results, err error) {
 		remote[k] = &protobufs.AgentConfigFile{Body: collectorYAML(ns, name, "otlp", "otlp/2"), ContentType: "text/yaml"}
 		res.RemoteBytes += len(k) + len(remote[k].Body)
 	}
-	res.LoadBeforeApply = loadAvg()
+	res.LoadBeforeApply = procstat.LoadAvg()
 	applySum0, _ := p.metric(ctx, "opamp_bridge_remote_config_apply_seconds_sum")
 	say("pushing a %d-file remote config (%.1f KiB)", len(remote), float64(res.RemoteBytes)/1024)
 	msgs0 := len(srv.Agent(uid).Messages)
@@ -436,8 +437,8 @@ func run(ctx context.Context, o options) (res *results, err error) {
 		return res, err
 	}
 	end := time.Now()
-	res.AfterRSSKiB, _, _ = p.rss.window(settled.Add(o.after/2), end)
-	_, res.AfterPeakKiB, _ = p.rss.window(pushed, end)
+	res.AfterRSSKiB, _, _ = p.rss.Window(settled.Add(o.after/2), end)
+	_, res.AfterPeakKiB, _ = p.rss.Window(pushed, end)
 	if heap, err = p.metric(ctx, "go_memstats_heap_inuse_bytes"); err != nil {
 		return res, err
 	}

@@ -4,17 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/otelop/otelop/bench/internal/procstat"
 )
 
 // bridgeProc is the bridge running as a separate local process, so that its RSS and CPU time are
@@ -25,7 +24,7 @@ type bridgeProc struct {
 	logPath string
 	health  string
 	started time.Time
-	rss     *rssSampler
+	rss     *procstat.RSSSampler
 }
 
 // startBridge starts bin with args, its output going to logPath. The clock starts just before
@@ -46,7 +45,7 @@ func startBridge(bin string, args, env []string, logPath, health string) (*bridg
 		return nil, fmt.Errorf("starting the bridge %s: %w", bin, err)
 	}
 	p := &bridgeProc{cmd: cmd, exited: make(chan struct{}), logPath: logPath, health: health, started: started}
-	p.rss = startRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
+	p.rss = procstat.StartRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
 	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
 	return p, nil
 }
@@ -75,7 +74,7 @@ func (p *bridgeProc) stop() {
 	if p == nil || p.cmd.Process == nil {
 		return
 	}
-	p.rss.stop()
+	p.rss.Stop()
 	if p.hasExited() {
 		return
 	}
@@ -154,100 +153,4 @@ func (p *bridgeProc) metric(ctx context.Context, name string) (float64, error) {
 		return 0, fmt.Errorf("no %s in the bridge's /metrics", name)
 	}
 	return sum, nil
-}
-
-// freeAddr returns a free 127.0.0.1 port (closed again: the bridge binds it right after).
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// rssSampler reads a process's VmRSS from /proc/<pid>/status at a fixed interval.
-type rssSampler struct {
-	mu      sync.Mutex
-	samples []rssSample
-	done    chan struct{}
-	once    sync.Once
-}
-
-type rssSample struct {
-	t  time.Time
-	kb int64
-}
-
-func startRSSSampler(pid int, every time.Duration) *rssSampler {
-	s := &rssSampler{done: make(chan struct{})}
-	path := filepath.Join("/proc", strconv.Itoa(pid), "status")
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			if kb, err := vmRSS(path); err == nil {
-				s.mu.Lock()
-				s.samples = append(s.samples, rssSample{time.Now(), kb})
-				s.mu.Unlock()
-			}
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *rssSampler) stop() { s.once.Do(func() { close(s.done) }) }
-
-// window returns the median and the maximum of the samples taken in [from, to], and their count.
-func (s *rssSampler) window(from, to time.Time) (median, peak int64, n int) {
-	s.mu.Lock()
-	var kbs []int64
-	for _, x := range s.samples {
-		if !x.t.Before(from) && !x.t.After(to) {
-			kbs = append(kbs, x.kb)
-		}
-	}
-	s.mu.Unlock()
-	if len(kbs) == 0 {
-		return 0, 0, 0
-	}
-	slices.Sort(kbs)
-	return kbs[len(kbs)/2], kbs[len(kbs)-1], len(kbs)
-}
-
-func vmRSS(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) == 0 {
-				break
-			}
-			return strconv.ParseInt(fields[0], 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in %s", path)
-}
-
-// loadAvg returns the first three fields of /proc/loadavg.
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -191,8 +191,8 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	if r.WindowWrites, err = countWrites(b.c.AuditLog, off0, off1, "opentelemetry-operator"); err != nil {
 		return err
 	}
-	r.RSSOn = b.op.rss.window(from, time.Now())
-	r.RSSOn.PeakMB = b.op.rss.window(b.op.started, time.Now()).PeakMB
+	r.RSSOn = rssWindow(b.op.rss, from, time.Now())
+	r.RSSOn.PeakMB = rssWindow(b.op.rss, b.op.started, time.Now()).PeakMB
 	r.ScanSeconds, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_duration_seconds")
 	r.ScanRequests, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_list_requests")
 	r.ScanPods, _ = b.op.metricSum(ctx, "otelop_instrumentation_scan_pods")

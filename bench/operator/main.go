@@ -17,13 +17,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/otelop/otelop/bench/internal/procstat"
 )
 
 var t0 = time.Now()
@@ -157,7 +158,7 @@ func run(ctx context.Context, cfg config) error {
 			return fmt.Errorf("%s: %w (run from the repository root)", p, err)
 		}
 	}
-	res := &results{Machine: machine{CPUs: runtime.NumCPU(), MemTotal: memTotal(), LoadStart: loadavg(),
+	res := &results{Machine: machine{CPUs: runtime.NumCPU(), MemTotal: procstat.MemTotal(), LoadStart: procstat.LoadAvg(),
 		GoVersion: runtime.Version(), Commit: gitCommit(), OperatorArgs: strings.Join(cfg.operatorArg, " "),
 		Started: time.Now().UTC().Format(time.RFC3339)}}
 	if cfg.operator == "" {
@@ -205,7 +206,7 @@ func run(ctx context.Context, cfg config) error {
 			break
 		}
 	}
-	res.Machine.LoadEnd = loadavg()
+	res.Machine.LoadEnd = procstat.LoadAvg()
 	fmt.Println()
 	printTables(os.Stdout, res)
 	if res.Catchup != nil {
@@ -218,26 +219,6 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	return runErr
-}
-
-func loadavg() string {
-	data, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func memTotal() string {
-	data, _ := os.ReadFile("/proc/meminfo")
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-		}
-	}
-	return "?"
 }
 
 func gitCommit() string {

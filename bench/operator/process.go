@@ -3,20 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/otelop/otelop/bench/internal/procstat"
 )
 
 // operatorProc is the operator running as a separate local process, as upstream was measured.
@@ -27,7 +23,7 @@ type operatorProc struct {
 	probe   string
 	metrics string
 	started time.Time
-	rss     *rssSampler
+	rss     *procstat.RSSSampler
 }
 
 // startOperator starts bin with the common flags plus extra and waits for /readyz.
@@ -50,7 +46,7 @@ func startOperator(ctx context.Context, bin, kubeconfig, logPath string, common,
 	}
 	p := &operatorProc{cmd: cmd, exited: make(chan struct{}), logPath: logPath, probe: probe, metrics: metrics,
 		started: time.Now()}
-	p.rss = startRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
+	p.rss = procstat.StartRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
 	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
 	say("operator started (pid %d%s); log: %s", cmd.Process.Pid, strings.TrimRight(" "+strings.Join(extra, " "), " "), logPath)
 	deadline := time.Now().Add(timeout)
@@ -58,7 +54,7 @@ func startOperator(ctx context.Context, bin, kubeconfig, logPath string, common,
 		if p.hasExited() {
 			return p, fmt.Errorf("the operator exited before /readyz\n%s", p.logTail(30))
 		}
-		if httpOK(ctx, "http://"+probe+"/readyz") {
+		if procstat.HTTPOK(ctx, "http://"+probe+"/readyz") {
 			break
 		}
 		if ctx.Err() != nil {
@@ -95,7 +91,7 @@ func (p *operatorProc) stop() {
 	if p == nil || p.cmd.Process == nil {
 		return
 	}
-	p.rss.stop()
+	p.rss.Stop()
 	if p.hasExited() {
 		return
 	}
@@ -160,61 +156,6 @@ func (p *operatorProc) metricSum(ctx context.Context, name string) (float64, err
 	return sum, nil
 }
 
-// rssSampler reads VmRSS of a whole process from /proc/<pid>/status at a fixed interval.
-type rssSampler struct {
-	mu      sync.Mutex
-	samples []rssSample
-	done    chan struct{}
-	once    sync.Once
-}
-
-type rssSample struct {
-	t  time.Time
-	kb int64
-}
-
-func startRSSSampler(pid int, every time.Duration) *rssSampler {
-	s := &rssSampler{done: make(chan struct{})}
-	path := filepath.Join("/proc", strconv.Itoa(pid), "status")
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			if kb, err := vmRSS(path); err == nil {
-				s.mu.Lock()
-				s.samples = append(s.samples, rssSample{time.Now(), kb})
-				s.mu.Unlock()
-			}
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *rssSampler) stop() { s.once.Do(func() { close(s.done) }) }
-
-func vmRSS(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
 // rssStats summarises the samples in [from, to]: the median is "steady", the maximum "peak".
 type rssStats struct {
 	SteadyMB float64 `json:"steady_mb"`
@@ -222,41 +163,19 @@ type rssStats struct {
 	Samples  int     `json:"samples"`
 }
 
-func (s *rssSampler) window(from, to time.Time) rssStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var kbs []int64
-	for _, x := range s.samples {
-		if !x.t.Before(from) && !x.t.After(to) {
-			kbs = append(kbs, x.kb)
-		}
-	}
-	if len(kbs) == 0 {
-		return rssStats{}
-	}
-	slices.Sort(kbs)
-	return rssStats{SteadyMB: mb(kbs[len(kbs)/2]), PeakMB: mb(kbs[len(kbs)-1]), Samples: len(kbs)}
+// rssWindow summarises the samples of s in [from, to] in MiB.
+func rssWindow(s *procstat.RSSSampler, from, to time.Time) rssStats {
+	med, peak, n := s.Window(from, to)
+	return rssStats{SteadyMB: mb(med), PeakMB: mb(peak), Samples: n}
 }
 
 func mb(kb int64) float64 { return float64(kb) / 1024 }
 
+// freeAddr is a free 127.0.0.1 address, or port 0 (the process then fails to start, loudly).
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := procstat.FreeAddr()
 	if err != nil {
 		return "127.0.0.1:0"
 	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func httpOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return addr
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -142,8 +143,8 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 		return err
 	}
 	r.IdleWrites, r.IdleReconciles = w, recs
-	r.RSSConverged = b.op.rss.window(idleFrom, time.Now())
-	r.RSSConverged.PeakMB = max(r.RSSConverged.PeakMB, b.op.rss.window(b.op.started, time.Now()).PeakMB)
+	r.RSSConverged = rssWindow(b.op.rss, idleFrom, time.Now())
+	r.RSSConverged.PeakMB = max(r.RSSConverged.PeakMB, rssWindow(b.op.rss, b.op.started, time.Now()).PeakMB)
 	say("RSS after convergence: steady %.0f MiB (median over the idle window), peak %.0f MiB since the start",
 		r.RSSConverged.SteadyMB, r.RSSConverged.PeakMB)
 	say("writes in %s of idling: %s; reconciles: %.0f", cfg.idle, w, recs)
@@ -163,7 +164,7 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 		if err := b.op.alive(); err != nil {
 			return err
 		}
-		r.RSSWhileAddingPeakMB = b.op.rss.window(from, time.Now()).PeakMB
+		r.RSSWhileAddingPeakMB = rssWindow(b.op.rss, from, time.Now()).PeakMB
 		say("RSS peak while they were added: %.0f MiB", r.RSSWhileAddingPeakMB)
 		off0, err := auditOffset(b.c.AuditLog)
 		if err != nil {
@@ -235,8 +236,8 @@ func (b *bench) startOperator(ctx context.Context, extra ...string) error {
 func (b *bench) settle(ctx context.Context, from time.Time) rssStats {
 	half := time.Now().Add(b.cfg.settle / 2)
 	_ = sleep(ctx, b.cfg.settle)
-	st := b.op.rss.window(half, time.Now())
-	st.PeakMB = b.op.rss.window(from, time.Now()).PeakMB
+	st := rssWindow(b.op.rss, half, time.Now())
+	st.PeakMB = rssWindow(b.op.rss, from, time.Now()).PeakMB
 	return st
 }
 
@@ -289,7 +290,7 @@ func (b *bench) convergeCollectors(ctx context.Context, r *scenarioResult) error
 		return err
 	}
 	say("creating %d collectors in %d namespaces (%d concurrent requests)", n, len(namespaces), b.cfg.workers)
-	r.LoadAtCollectors = loadavg()
+	r.LoadAtCollectors = procstat.LoadAvg()
 	start := time.Now()
 	if err := parallel(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
 		return b.cl.Create(ctx, collector(collectorNS(i, b.cfg.colNS), collectorName(i)))
@@ -439,7 +440,7 @@ func (b *bench) floor(ctx context.Context, r *scenarioResult) error {
 		namespaces = append(namespaces, ns)
 	}
 	say("floor: creating the same %d Deployments directly (%d concurrent requests)", len(deps), b.cfg.workers)
-	r.LoadAtFloor = loadavg()
+	r.LoadAtFloor = procstat.LoadAvg()
 	start := time.Now()
 	if err := parallel(ctx, len(deps), b.cfg.workers, func(ctx context.Context, i int) error {
 		_, err := b.cs.AppsV1().Deployments(deps[i].Namespace).Create(ctx, deps[i], metav1.CreateOptions{})

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -315,16 +314,4 @@ func printTable(rows []row, cfg config) {
 			100*r.under5ms/math.Max(r.count, 1), r.p50*1000, r.p99*1000, r.mutated, r.mutated+r.unmutated, r.wall.Round(10*time.Millisecond))
 	}
 	fmt.Println("\np50/p99 are interpolated within the API server's histogram buckets (0.005, 0.025, 0.1, ... s), as histogram_quantile does.")
-}
-
-func httpOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }

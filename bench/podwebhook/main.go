@@ -12,7 +12,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,6 +25,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -83,7 +83,7 @@ func run(ctx context.Context, cfg config) error {
 	if _, err := simcluster.InstallCRDs(ctx, c.Config, "config/crd/bases", "bench"); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := procstat.FreePort()
 	if err != nil {
 		return err
 	}
@@ -134,15 +134,6 @@ func operatorBinary(ctx context.Context, path string) (string, func(), error) {
 	return out, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 type operatorProc struct {
 	cmd     *exec.Cmd
 	logPath string
@@ -152,7 +143,7 @@ type operatorProc struct {
 // startOperator runs the operator as a separate process (as it runs in a cluster), with
 // self-managed webhook certificates, and waits for /readyz.
 func startOperator(ctx context.Context, bin string, c *simcluster.Cluster, port int, timeout time.Duration) (*operatorProc, error) {
-	probePort, err := freePort()
+	probePort, err := procstat.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +171,7 @@ func startOperator(ctx context.Context, bin string, c *simcluster.Cluster, port 
 			return false, errors.New("the operator exited\n" + p.logTail(20))
 		default:
 		}
-		return httpOK(ctx, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz"), nil
+		return procstat.HTTPOK(ctx, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz"), nil
 	})
 	return p, err
 }

@@ -1,6 +1,8 @@
 // Package owned lists and watches the objects a controller generates for one custom resource, the
 // way the operator's cache holds them: full Deployments (their status is read), metadata only for
-// every other kind, and only objects carrying the managed-by label.
+// every other kind, and only objects carrying the managed-by label. Syncer and
+// NewControllerBuilder are the reconcile skeleton the OpAMPBridge and TargetAllocator controllers
+// share: load -> (the caller builds) -> apply -> prune -> status only when it changed.
 package owned
 
 import (

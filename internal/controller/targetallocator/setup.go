@@ -3,8 +3,6 @@ package targetallocator
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -49,51 +47,25 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Version == "" && opts.Manifests.Image == mta.DefaultImage {
 		opts.Version = mta.DefaultVersion
 	}
-	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 1
-	}
 	r := &Reconciler{
-		Client:       mgr.GetClient(),
-		Applier:      opts.Applier,
-		Recorder:     mgr.GetEventRecorder("opentelemetry-operator"),
+		Syncer: owned.Syncer{
+			Client:   mgr.GetClient(),
+			Applier:  opts.Applier,
+			Recorder: mgr.GetEventRecorder("opentelemetry-operator"),
+			Owner:    v1alpha1.GroupVersion.WithKind("TargetAllocator"),
+		},
 		Manifests:    opts.Manifests,
 		Capabilities: opts.Capabilities,
 		Version:      opts.Version,
 	}
-	copts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
-	if opts.SkipNameValidation {
-		t := true
-		copts.SkipNameValidation = &t
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&v1alpha1.TargetAllocator{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-			predicate.AnnotationChangedPredicate{}, resyncPredicate{}))).
+	// The ServiceMonitor kind is an optional API and not watched; drift is repaired on the
+	// resource's resync.
+	return owned.NewControllerBuilder(mgr, &v1alpha1.TargetAllocator{}, ownedKinds(false), owned.ControllerOptions{
+		Name:                    ControllerName,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		SkipNameValidation:      opts.SkipNameValidation,
+	}).
 		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(requestsForCollector),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		WithOptions(copts)
-	for _, gvk := range mta.Kinds {
-		if gvk == mta.ServiceMonitorGVK {
-			continue // optional API; drift is repaired on the resource's resync
-		}
-		b = b.Owns(owned.WatchObject(gvk), builder.WithPredicates(ownedChangePredicate{}))
-	}
-	return b.Complete(r)
-}
-
-// resyncPredicate lets periodic resyncs (an update with an unchanged resourceVersion) through, so
-// drift is corrected every sync period; a reconcile that finds nothing to do writes nothing.
-type resyncPredicate struct{ predicate.Funcs }
-
-func (resyncPredicate) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld != nil && e.ObjectNew != nil && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
-}
-
-// ownedChangePredicate lets through every real change of an owned object (a new resourceVersion)
-// and drops resyncs, which the owner's own resync already covers.
-type ownedChangePredicate struct{ predicate.Funcs }
-
-func (ownedChangePredicate) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
+		Complete(r)
 }

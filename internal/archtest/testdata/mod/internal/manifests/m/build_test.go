@@ -1,0 +1,3 @@
+package m
+
+import _ "example.com/mod/internal/controller/c"

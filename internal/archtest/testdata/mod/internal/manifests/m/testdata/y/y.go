@@ -1,0 +1,2 @@
+// Package y is test data of m.
+package y

@@ -1,0 +1,2 @@
+// Package x belongs to a nested module.
+package x
