@@ -142,7 +142,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return c, err
 		}
 	}
-	opts.Progress("cluster ready in %s (%d fake nodes)", time.Since(start).Round(100*time.Millisecond), opts.Nodes)
+	if opts.NoFakeNodes {
+		opts.Progress("control plane ready in %s", time.Since(start).Round(100*time.Millisecond))
+	} else {
+		opts.Progress("cluster ready in %s (%d fake nodes)", time.Since(start).Round(100*time.Millisecond), opts.Nodes)
+	}
 	return c, nil
 }
 
