@@ -36,9 +36,9 @@ func setup() (func(failed bool), error) {
 		if failed {
 			fmt.Fprintln(os.Stderr, cluster.LogTails(15))
 			fmt.Fprintln(os.Stderr, cluster.NodeLogTails(30))
-			if os.Getenv("OTELOP_REALNODE_KEEP") != "" {
-				fmt.Fprintln(os.Stderr, "realnode: logs kept in", cluster.Keep())
-			}
+		}
+		if os.Getenv("OTELOP_REALNODE_KEEP") != "" {
+			fmt.Fprintln(os.Stderr, "realnode: logs kept in", cluster.Keep())
 		}
 		stopOperator()
 		t := time.Now()
