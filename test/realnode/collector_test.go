@@ -2,6 +2,7 @@ package realnode_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,18 +40,8 @@ func create(ns, manifest string) error {
 // (its CA bundle not injected), as opposed to a webhook that answered with a refusal.
 func webhookUnavailable(err error) bool {
 	s := err.Error()
-	return contains(s, "failed calling webhook") || contains(s, "x509") || contains(s, "connection refused")
-}
-
-func contains(s, sub string) bool { return len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0) }
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
+	return strings.Contains(s, "failed calling webhook") || strings.Contains(s, "x509") ||
+		strings.Contains(s, "connection refused")
 }
 
 func readyCondition(g Gomega, ns, name string) *metav1.Condition {

@@ -30,7 +30,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	client := coltracepb.NewTraceServiceClient(conn)
 	for i := 0; ; i++ {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
