@@ -64,22 +64,23 @@ spec:
         traces: {receivers: [otlp], exporters: [debug]}
 `)).To(Succeed(), "only the collector knows the debug exporter's verbosity values")
 
-	var pod corev1.Pod
+	// The container restarts with the collector's error in its log. The kubelet keeps only the
+	// last dead container and replaces it on every restart, so a read can race with that: retry.
 	g.Eventually(func(g Gomega) {
 		pods := &corev1.PodList{}
 		g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(1))
-		pod = pods.Items[0]
+		pod := pods.Items[0]
 		g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
 		st := pod.Status.ContainerStatuses[0]
 		g.Expect(st.RestartCount).To(BeNumerically(">=", 1), "the collector exits at start")
 		g.Expect(st.LastTerminationState.Terminated).NotTo(BeNil())
 		g.Expect(st.LastTerminationState.Terminated.ExitCode).NotTo(BeZero())
+		logs, err := cluster.Clientset.CoreV1().Pods(ns).GetLogs(pod.Name,
+			&corev1.PodLogOptions{Container: pod.Spec.Containers[0].Name, Previous: true}).DoRaw(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(logs)).To(ContainSubstring("loud"))
 	}).WithTimeout(timeout).WithPolling(time.Second).Should(Succeed())
-	logs, err := cluster.Clientset.CoreV1().Pods(ns).GetLogs(pod.Name,
-		&corev1.PodLogOptions{Container: pod.Spec.Containers[0].Name, Previous: true}).DoRaw(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(logs)).To(ContainSubstring("loud"))
 
 	// What the collector's status says while its only pod crash-loops. Today it follows the
 	// Deployment's available replicas, so it flips between Ready=True (the container is up for a
