@@ -67,8 +67,12 @@ chart: ## Package the Helm chart into bin/charts/ (CHART_VERSION=<version> sets 
 	cd test/chart && go run ./cmd/chart-package -chart ../../$(CHART_DIR) -out ../../bin/charts -version "$(CHART_VERSION)"
 
 .PHONY: cluster-tools
-cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing).
-	hack/build-tools.sh k8s etcd kwok otelcol
+cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, kubelet, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing).
+	hack/build-tools.sh k8s kubelet etcd kwok otelcol
+
+.PHONY: test-realnode
+test-realnode: cluster-tools ## Run only the real-node tests (kubelet + containerd, pods that really run; needs root, installs containerd/runc/CNI from Debian). RUN=<regexp> picks tests.
+	go test -count=1 -v -timeout 10m $(if $(RUN),-run '$(RUN)') ./test/realnode/...
 
 .PHONY: sim-up
 sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.

@@ -2,7 +2,7 @@
 # Builds the binaries the project's tests and `make run` need, from Go modules under hack/tools/,
 # into bin/. Each tool is built only when its binary is missing, so a second run takes seconds.
 #
-#   hack/build-tools.sh [k8s] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [all]
+#   hack/build-tools.sh [k8s] [kubelet] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [all]
 #
 # A failing build names the tool and prints the tail of its log (the full log is in bin/logs/).
 set -euo pipefail
@@ -49,6 +49,10 @@ tool() {
       -ldflags "$k8s_ldflags" -o "$K8S_BIN/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl ;;
+  kubelet)
+    build "kubelet $K8S_VERSION" k8s \
+      "compiles the kubelet for the real-node tests: ~3 min once the control plane is built" \
+      "$K8S_BIN/kubelet" -- -ldflags "$k8s_ldflags" -o "$K8S_BIN/kubelet" k8s.io/kubernetes/cmd/kubelet ;;
   etcd)
     build "etcd" etcd "compiles etcd from source: ~2 min the first time" \
       "$K8S_BIN/etcd" -- -ldflags "-s -w" -o "$K8S_BIN/etcd" . ;;
@@ -62,8 +66,8 @@ tool() {
     build "golangci-lint" golangci-lint "compiles golangci-lint and its linters: ~4 min the first time" \
       "$TOOLS_BIN/golangci-lint" -- -o "$TOOLS_BIN/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
   otelcol) "$ROOT/hack/tools/otelcol/build.sh" ;;
-  all) for t in k8s etcd kwok otelcol controller-gen golangci-lint; do tool $t; done ;;
-  *) echo "unknown tool: $1 (want k8s, etcd, kwok, otelcol, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
+  all) for t in k8s kubelet etcd kwok otelcol controller-gen golangci-lint; do tool $t; done ;;
+  *) echo "unknown tool: $1 (want k8s, kubelet, etcd, kwok, otelcol, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
   esac
 }
 

@@ -51,6 +51,11 @@ type Options struct {
 	// is no kube-proxy). Publish the endpoints with PublishEndpoints: kwok's pod IPs are loopback
 	// addresses, which the EndpointSlice controller cannot store.
 	ServiceRouting bool
+	// NoFakeNodes starts no kwok and creates no fake nodes, for a cluster whose nodes are real
+	// kubelets (test/realnode). Nodes is ignored.
+	NoFakeNodes bool
+	// APIServerArgs are extra kube-apiserver flags, appended after the defaults.
+	APIServerArgs []string
 	// ReadyTimeout bounds how long each component may take to become ready (default 60s).
 	ReadyTimeout time.Duration
 	// Progress, when set, receives one line per step (for CLIs); tests leave it nil.
@@ -132,10 +137,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.startScheduler(); err != nil {
 		return c, err
 	}
-	if err := c.startKwok(ctx, cs); err != nil {
-		return c, err
+	if !opts.NoFakeNodes {
+		if err := c.startKwok(ctx, cs); err != nil {
+			return c, err
+		}
 	}
-	opts.Progress("cluster ready in %s (%d fake nodes)", time.Since(start).Round(100*time.Millisecond), opts.Nodes)
+	if opts.NoFakeNodes {
+		opts.Progress("control plane ready in %s", time.Since(start).Round(100*time.Millisecond))
+	} else {
+		opts.Progress("cluster ready in %s (%d fake nodes)", time.Since(start).Round(100*time.Millisecond), opts.Nodes)
+	}
 	return c, nil
 }
 
@@ -235,6 +246,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
 	if c.opts.ServiceRouting {
 		args = append(args, "--enable-aggregator-routing=true")
 	}
+	args = append(args, c.opts.APIServerArgs...)
 	if c.opts.Audit {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")
 		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
@@ -357,6 +369,22 @@ func (c *Cluster) AddNode(ctx context.Context, cs kubernetes.Interface, name str
 	return err
 }
 
+// CAFile is the cluster CA certificate, which signs every client certificate of IssueClient.
+func (c *Cluster) CAFile() string { return c.pki.path("ca.crt") }
+
+// IssueClient writes a client certificate for user cn in groups, signed by the cluster CA, and a
+// kubeconfig using it; it returns the kubeconfig path and the certificate and key paths.
+func (c *Cluster) IssueClient(name, cn string, groups []string) (kubeconfig, cert, key string, err error) {
+	if err := c.pki.issue(name, cn, groups, false); err != nil {
+		return "", "", "", err
+	}
+	kubeconfig = filepath.Join(c.Dir, name+".kubeconfig")
+	if err := c.pki.writeKubeconfig(kubeconfig, c.Config.Host, name); err != nil {
+		return "", "", "", err
+	}
+	return kubeconfig, c.pki.path(name + ".crt"), c.pki.path(name + ".key"), nil
+}
+
 // Keep makes Stop leave Dir (certificates, data and every component's log) in place, e.g. when a
 // test failed, and returns the logs folder.
 func (c *Cluster) Keep() string {
@@ -410,3 +438,6 @@ rules:
   verbs: ["get", "list", "watch"]
 - level: Metadata
 `
+
+// BinDir is the folder of the control-plane binaries the cluster runs.
+func (c *Cluster) BinDir() string { return c.opts.BinDir }

@@ -1,11 +1,12 @@
-// Command otelcol-opamp is a minimal OpenTelemetry Collector (OTLP receiver, debug exporter, opamp
-// extension) built from the collector's Go modules. The OpAMP bridge's tests run it as a real peer of
-// the bridge's proxy server.
+// Command otelcol-opamp is a minimal OpenTelemetry Collector (OTLP receiver, debug exporter, opamp and
+// health_check extensions) built from the collector's Go modules. The OpAMP bridge's tests run it as a
+// real peer of the bridge's proxy server; the real-node tests (test/realnode) run it in a pod.
 package main
 
 import (
 	"log"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/opampextension"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -29,7 +30,7 @@ func factories() (otelcol.Factories, error) {
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
-	extensions, err := otelcol.MakeFactoryMap[extension.Factory](opampextension.NewFactory())
+	extensions, err := otelcol.MakeFactoryMap[extension.Factory](opampextension.NewFactory(), healthcheckextension.NewFactory())
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
