@@ -136,7 +136,11 @@ func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *
 
 // OperatorPatch is the strategic-merge patch for the operator Deployment: it mounts the
 // control-plane access Secret and sets KUBECONFIG, so the operator watches the control plane, and
-// with a CA bundle mounts it and adds it to SSL_CERT_DIR.
+// with a CA bundle mounts it and adds it to SSL_CERT_DIR. It turns the workload ServiceAccount
+// token mount off: the operator never talks to the workload API server, and without the mount it
+// takes its namespace from --webhook-cert-namespace (the control plane's operator namespace, see
+// WorkloadValues) instead of the workload pod's namespace, which does not exist in the control
+// plane, so its leader-election Lease and certificate Secret land where it may write them.
 func OperatorPatch(caBundle bool) string {
 	env := fmt.Sprintf(`        - name: KUBECONFIG
           value: %s/%s
@@ -169,6 +173,7 @@ metadata:
 spec:
   template:
     spec:
+      automountServiceAccountToken: false
       containers:
       - name: manager
         env:

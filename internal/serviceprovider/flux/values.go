@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
 // valuesPath is the field path of the user's values, used in error messages.
@@ -108,6 +111,22 @@ func WorkloadValues(user map[string]any, pullSecrets []string) map[string]any {
 	}
 	set(v, true, "opentelemetry-operator", "enabled")
 	set(v, false, "opentelemetry-operator", "crds", "create")
+	// Webhook certificates: chart-generated unless the user's values say otherwise (the workload
+	// cluster need not run cert-manager).
+	// The chart lets a key under opentelemetry-operator win over the same top-level key, so a
+	// default is written only where the user set neither.
+	operatorDefault(v, false, "admissionWebhooks", "certManager", "enabled")
+	operatorDefault(v, true, "admissionWebhooks", "autoGenerateCert", "enabled")
+	operatorDefault(v, CertSecretName(user), "admissionWebhooks", "secretName")
+	// The operator talks only to the control plane, so its namespace there is the control plane's
+	// operator namespace: with no ServiceAccount mount (OperatorPatch turns it off) the operator
+	// takes the namespace of its leader-election Lease and webhook certificate Secret from
+	// --webhook-cert-namespace. A user's own value of the flag is replaced.
+	args := get(v, "opentelemetry-operator", "manager", "extraArgs")
+	if args == nil {
+		args = get(v, "manager", "extraArgs")
+	}
+	set(v, withNamespaceArg(args), "opentelemetry-operator", "manager", "extraArgs")
 	op := v["opentelemetry-operator"].(map[string]any)
 	if _, ok := op["imagePullSecrets"]; !ok && len(pullSecrets) > 0 {
 		list := make([]any, 0, len(pullSecrets))
@@ -117,6 +136,62 @@ func WorkloadValues(user map[string]any, pullSecrets []string) map[string]any {
 		op["imagePullSecrets"] = list
 	}
 	return v
+}
+
+// WebhookCertSecret is the default name of the operator's webhook certificate Secret
+// (admissionWebhooks.secretName). The operator keeps it in the control plane's operator namespace,
+// where the provider grants access to exactly this name unless the user's values name another.
+const WebhookCertSecret = "otel-operator-webhook-cert"
+
+// NamespaceArg is the operator flag that names its namespace in the control plane.
+const NamespaceArg = "--webhook-cert-namespace"
+
+// withNamespaceArg returns the user's extraArgs (if a list) without any NamespaceArg, followed by
+// NamespaceArg=<control-plane namespace>.
+func withNamespaceArg(user any) []any {
+	var out []any
+	list, _ := user.([]any)
+	for _, a := range list {
+		if s, ok := a.(string); ok && (s == NamespaceArg || strings.HasPrefix(s, NamespaceArg+"=")) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return append(out, NamespaceArg+"="+instance.CPNamespace)
+}
+
+// CertSecretName is the webhook certificate Secret the workload operator uses: the user's
+// opentelemetry-operator.admissionWebhooks.secretName (or the top-level one), else WebhookCertSecret.
+func CertSecretName(user map[string]any) string {
+	if s, ok := get(user, "opentelemetry-operator", "admissionWebhooks", "secretName").(string); ok && s != "" {
+		return s
+	}
+	if s, ok := get(user, "admissionWebhooks", "secretName").(string); ok && s != "" {
+		return s
+	}
+	return WebhookCertSecret
+}
+
+// get reads the value at path, nil when any part is missing.
+func get(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[p]
+	}
+	return cur
+}
+
+// operatorDefault writes value at opentelemetry-operator.<path> unless the user set that key or
+// the top-level <path>.
+func operatorDefault(m map[string]any, value any, path ...string) {
+	nested := append([]string{"opentelemetry-operator"}, path...)
+	if get(m, nested...) == nil && get(m, path...) == nil {
+		set(m, value, nested...)
+	}
 }
 
 // set writes value at path, creating (or replacing non-map) intermediate maps.
