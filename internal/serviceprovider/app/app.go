@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	shippedrbac "github.com/otelop/otelop/config/rbac"
 	"github.com/otelop/otelop/internal/serviceprovider/apireconciler"
 	"github.com/otelop/otelop/internal/serviceprovider/controller"
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
@@ -109,16 +110,28 @@ var onboardingRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 }
 
-// mcpRules are what the provider, and Flux with the same kubeconfig for the CRDs release, need in
-// a control plane: the CRDs, the operator's namespace, ServiceAccount, token and RBAC (bind and
-// escalate to grant the operator's ClusterRole), Helm's release Secrets, and reading the users'
-// opentelemetry.io objects for the deletion guard.
-var mcpRules = []rbacv1.PolicyRule{
+// mcpOwnRules are what the provider, and Flux with the same kubeconfig for the CRDs release, need
+// in a control plane for themselves: the CRDs, the operator's namespace, ServiceAccount, token and
+// RBAC objects, Helm's release Secrets, and reading the users' opentelemetry.io objects for the
+// deletion guard. No bind or escalate: MCPRules adds every rule the provider grants instead.
+var mcpOwnRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"namespaces", "serviceaccounts", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
-	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete", "bind", "escalate"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// MCPRules are the provider's control-plane token permissions: its own rules plus every rule it
+// grants the workload operator (the shipped operator ClusterRole and Role). The API server lets a
+// subject without `escalate` create a (Cluster)Role only with rules it holds itself, and bind one
+// without `bind` only if it holds its rules; holding them is narrower than escalate/bind, which
+// would let the provider grant anything (cluster-admin in effect).
+func MCPRules() []rbacv1.PolicyRule {
+	cluster, ns := shippedrbac.OperatorRules()
+	out := append([]rbacv1.PolicyRule{}, mcpOwnRules...)
+	out = append(out, cluster...)
+	return append(out, ns...)
 }
 
 func onboardingAccess(ctx context.Context, o Options, platform client.Client, localName string) (*rest.Config, error) {
@@ -195,7 +208,7 @@ func Run(ctx context.Context, o Options) error {
 	access := clusteraccess.NewClusterAccessReconciler(platformClient, o.ControllerName()).
 		WithRetryInterval(retry).
 		WithMCPScheme(scheme).WithWorkloadScheme(scheme).
-		WithMCPPermissions([]clustersv1alpha1.PermissionsRequest{{Rules: mcpRules}}).
+		WithMCPPermissions([]clustersv1alpha1.PermissionsRequest{{Rules: MCPRules()}}).
 		// Helm installs the operator chart's own RBAC in the workload cluster; only cluster-admin
 		// can grant whatever the chart version asks for.
 		WithWorkloadRoleRefs([]commonapi.RoleRef{{Kind: "ClusterRole", Name: "cluster-admin"}})

@@ -204,6 +204,7 @@ func TestServiceProvider(t *testing.T) {
 		}
 		g.Expect(kinds).To(Equal(map[string]int{
 			"ControlPlane/Namespace": 1, "ControlPlane/ServiceAccount": 1, "ControlPlane/ClusterRole": 1, "ControlPlane/ClusterRoleBinding": 1,
+			"ControlPlane/Role": 1, "ControlPlane/RoleBinding": 1,
 			"WorkloadCluster/Namespace": 1, "WorkloadCluster/Secret": 2, "WorkloadCluster/ConfigMap": 1,
 			"PlatformCluster/Secret": 1, "PlatformCluster/OCIRepository": 1, "PlatformCluster/HelmRelease": 2,
 		}))

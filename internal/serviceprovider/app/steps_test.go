@@ -9,6 +9,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,7 +22,9 @@ import (
 	clustersv1alpha1 "github.com/openmcp-project/openmcp-operator/api/clusters/v1alpha1"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	shippedrbac "github.com/otelop/otelop/config/rbac"
 	"github.com/otelop/otelop/internal/serviceprovider/apireconciler"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
@@ -36,6 +39,26 @@ func listCollectors(ctx context.Context, cfg *rest.Config) error {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(collectorList)
 	return c.List(ctx, l)
+}
+
+// testOperatorRights checks, with the workload operator's control-plane credentials, what the
+// operator does in the CP's operator namespace (where --webhook-cert-namespace puts it): take its
+// leader-election Lease and keep its webhook certificate Secret; and that it cannot read Secrets
+// anywhere else.
+func testOperatorRights(g Gomega, ctx context.Context, op client.Client) {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: shippedrbac.LeaderElectionLease, Namespace: instance.CPNamespace}}
+	g.Expect(op.Create(ctx, lease)).To(Succeed(), "the operator can create its Lease in the CP")
+	g.Expect(op.Get(ctx, client.ObjectKeyFromObject(lease), lease)).To(Succeed())
+	g.Expect(op.Update(ctx, lease)).To(Succeed())
+	cert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: flux.WebhookCertSecret, Namespace: instance.CPNamespace}}
+	g.Expect(op.Create(ctx, cert)).To(Succeed(), "the operator can create its certificate Secret")
+	g.Expect(op.Get(ctx, client.ObjectKeyFromObject(cert), cert)).To(Succeed())
+	g.Expect(op.Update(ctx, cert)).To(Succeed())
+	g.Expect(op.List(ctx, &corev1.SecretList{})).To(Satisfy(apierrors.IsForbidden), "no cluster-wide Secret access")
+	g.Expect(op.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "x"}, &corev1.Secret{})).To(Satisfy(apierrors.IsForbidden))
+	// What the operator made is its own, not the provider's; remove it for the later steps.
+	g.Expect(world.CP.Client.Delete(ctx, lease)).To(Succeed())
+	g.Expect(world.CP.Client.Delete(ctx, cert)).To(Succeed())
 }
 
 func testWorkloadAccess(t *testing.T, ctx context.Context, wlNS string) {
@@ -57,6 +80,7 @@ func testWorkloadAccess(t *testing.T, ctx context.Context, wlNS string) {
 		return operator.List(ctx, l)
 	}
 	g.Expect(list()).To(Succeed())
+	testOperatorRights(g, ctx, operator)
 
 	first := string(secret.Data["token"])
 	withToken := func(tok string) *rest.Config {

@@ -38,6 +38,8 @@ func managed(cc apireconciler.ClusterContext, platform client.Client, name, id, 
 		{c: cp, obj: &corev1.ServiceAccount{ObjectMeta: objMeta(instance.CPServiceAccount, instance.CPNamespace)}, kind: "ServiceAccount", location: spv1alpha1.LocationControlPlane},
 		{c: cp, obj: &rbacv1.ClusterRole{ObjectMeta: objMeta(instance.CPClusterRole, "")}, group: rbacv1.GroupName, kind: "ClusterRole", location: spv1alpha1.LocationControlPlane},
 		{c: cp, obj: &rbacv1.ClusterRoleBinding{ObjectMeta: objMeta(instance.CPClusterRoleBinding, "")}, group: rbacv1.GroupName, kind: "ClusterRoleBinding", location: spv1alpha1.LocationControlPlane},
+		{c: cp, obj: &rbacv1.Role{ObjectMeta: objMeta(instance.CPRole, instance.CPNamespace)}, group: rbacv1.GroupName, kind: "Role", location: spv1alpha1.LocationControlPlane},
+		{c: cp, obj: &rbacv1.RoleBinding{ObjectMeta: objMeta(instance.CPRoleBinding, instance.CPNamespace)}, group: rbacv1.GroupName, kind: "RoleBinding", location: spv1alpha1.LocationControlPlane},
 		{c: wl, obj: &corev1.Namespace{ObjectMeta: objMeta(wlNS, "")}, kind: "Namespace", location: spv1alpha1.LocationWorkloadCluster},
 		{c: wl, obj: &corev1.Secret{ObjectMeta: objMeta(instance.CPAccessSecret, wlNS)}, kind: "Secret", location: spv1alpha1.LocationWorkloadCluster},
 	}

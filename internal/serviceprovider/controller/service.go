@@ -66,7 +66,7 @@ func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	platformNS := cc.MCPAccessSecret.Namespace
 
 	// Step 2: the operator's identity in the control plane and its kubeconfig in the workload cluster.
-	for _, o := range cpaccessObjects(id) {
+	for _, o := range cpaccessObjects(id, flux.CertSecretName(in.values)) {
 		if err := apply(ctx, cc.MCP.Client(), o); err != nil {
 			return ctrl.Result{}, fmt.Errorf("control plane: %w", err)
 		}
@@ -172,9 +172,9 @@ func caData(cfg *rest.Config) ([]byte, error) {
 	return nil, nil
 }
 
-func cpaccessObjects(id string) []client.Object {
+func cpaccessObjects(id, certSecret string) []client.Object {
 	var out []client.Object
-	for _, o := range cpaccess.CPObjects(id) {
+	for _, o := range cpaccess.CPObjects(id, certSecret) {
 		out = append(out, o.(client.Object))
 	}
 	return out

@@ -1,6 +1,8 @@
 package cpaccess
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
@@ -74,12 +77,52 @@ func TestAccessSecretRoundTrip(t *testing.T) {
 
 func TestCPObjects(t *testing.T) {
 	g := NewWithT(t)
-	objs := CPObjects("id")
-	g.Expect(objs).To(HaveLen(4))
+	objs := CPObjects("id", "cert")
+	g.Expect(objs).To(HaveLen(6))
 	crb := objs[3].(*rbacv1.ClusterRoleBinding)
 	g.Expect(crb.RoleRef.Name).To(Equal(instance.CPClusterRole), "not cluster-admin")
 	g.Expect(crb.Subjects[0].Name).To(Equal(instance.CPServiceAccount))
+	rb := objs[5].(*rbacv1.RoleBinding)
+	g.Expect(rb.Namespace).To(Equal(instance.CPNamespace))
+	g.Expect(rb.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: instance.CPRole}))
 	for _, o := range objs {
 		g.Expect(o.GetLabels()).To(HaveKeyWithValue(instance.InstanceLabel, "id"))
 	}
+}
+
+// The operator's control-plane rights are the shipped operator role (config/rbac/role.yaml),
+// read independently here: the ClusterRole equals its ClusterRole (so no cluster-wide Secrets),
+// the Role its Role with the release's certificate Secret name.
+func TestOperatorRulesAreTheShippedRole(t *testing.T) {
+	g := NewWithT(t)
+	raw, err := os.ReadFile("../../../config/rbac/role.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	var cr rbacv1.ClusterRole
+	var role rbacv1.Role
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		switch {
+		case strings.Contains(doc, "kind: ClusterRole"):
+			g.Expect(yaml.Unmarshal([]byte(doc), &cr)).To(Succeed())
+		case strings.Contains(doc, "kind: Role"):
+			g.Expect(yaml.Unmarshal([]byte(doc), &role)).To(Succeed())
+		}
+	}
+	g.Expect(cr.Rules).NotTo(BeEmpty())
+	g.Expect(role.Rules).NotTo(BeEmpty())
+
+	objs := CPObjects("id", "my-cert")
+	g.Expect(objs[2].(*rbacv1.ClusterRole).Rules).To(Equal(cr.Rules))
+	for _, r := range objs[2].(*rbacv1.ClusterRole).Rules {
+		g.Expect(r.Resources).NotTo(ContainElement("secrets"), "no cluster-wide Secret access")
+	}
+	want := role.DeepCopy().Rules
+	for i := range want {
+		for j, n := range want[i].ResourceNames {
+			if n == "opentelemetry-operator-webhook-cert" {
+				want[i].ResourceNames[j] = "my-cert"
+			}
+		}
+	}
+	g.Expect(objs[4].(*rbacv1.Role).Rules).To(Equal(want))
+	g.Expect(objs[4].(*rbacv1.Role).Namespace).To(Equal(instance.CPNamespace))
 }

@@ -12,31 +12,37 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	shippedrbac "github.com/otelop/otelop/config/rbac"
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
-// OperatorRules are what the OpenTelemetry Operator needs in the control plane it manages: its own
-// API group, the workloads and config it creates for collectors, target allocators and bridges,
-// RBAC for their service accounts, monitoring resources, and leader election.
-var OperatorRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
-	{APIGroups: []string{""}, Resources: []string{"configmaps", "events", "namespaces", "pods", "secrets", "serviceaccounts", "services", "persistentvolumeclaims", "persistentvolumes", "nodes", "endpoints"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "statefulsets", "replicasets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes", "routes/custom-host"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "infrastructures/status"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+// OperatorRules are the workload operator's cluster-wide rights in the control plane: exactly the
+// rules of the operator's shipped ClusterRole (config/rbac/role.yaml), so they cannot drift from
+// what the operator needs, and no Secret access outside its namespace.
+func OperatorRules() []rbacv1.PolicyRule {
+	cluster, _ := shippedrbac.OperatorRules()
+	return cluster
+}
+
+// OperatorNamespaceRules are the operator's rights in its control-plane namespace: the shipped
+// Role's rules (its webhook certificate Secret and its leader-election Lease), with the Secret name
+// that the workload release gives the operator (flux.CertSecretName).
+func OperatorNamespaceRules(certSecret string) []rbacv1.PolicyRule {
+	_, ns := shippedrbac.OperatorRules()
+	for i := range ns {
+		for j, n := range ns[i].ResourceNames {
+			if n == shippedrbac.WebhookCertSecretName {
+				ns[i].ResourceNames[j] = certSecret
+			}
+		}
+	}
+	return ns
 }
 
 // CPObjects are the control-plane objects of the workload operator's identity, in apply order.
-func CPObjects(id string) []metav1.Object {
+// certSecret is the name of the operator's webhook certificate Secret (flux.CertSecretName).
+func CPObjects(id, certSecret string) []metav1.Object {
 	labels := instance.Labels(id)
 	meta := func(name, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
@@ -44,11 +50,18 @@ func CPObjects(id string) []metav1.Object {
 	return []metav1.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(instance.CPNamespace, "")},
 		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(instance.CPServiceAccount, instance.CPNamespace)},
-		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta(instance.CPClusterRole, ""), Rules: OperatorRules},
+		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta(instance.CPClusterRole, ""), Rules: OperatorRules()},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: meta(instance.CPClusterRoleBinding, ""),
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: instance.CPClusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: instance.CPServiceAccount, Namespace: instance.CPNamespace}},
+		},
+		&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta(instance.CPRole, instance.CPNamespace), Rules: OperatorNamespaceRules(certSecret)},
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: meta(instance.CPRoleBinding, instance.CPNamespace),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: instance.CPRole},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: instance.CPServiceAccount, Namespace: instance.CPNamespace}},
 		},
 	}

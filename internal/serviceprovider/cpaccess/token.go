@@ -143,7 +143,6 @@ func AccessSecret(namespace, id string, kubeconfig []byte, caData []byte, tok To
 		Data: map[string][]byte{
 			flux.KubeconfigKey: kubeconfig,
 			flux.TokenKey:      []byte(tok.Value),
-			"namespace":        []byte(instance.CPNamespace),
 		},
 	}
 	if len(caData) > 0 {

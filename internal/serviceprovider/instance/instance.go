@@ -18,6 +18,11 @@ const (
 	CPClusterRole = "otel-operator-server"
 	// CPClusterRoleBinding binds CPClusterRole to CPServiceAccount.
 	CPClusterRoleBinding = "otel-operator-server"
+	// CPRole and CPRoleBinding grant the workload operator its rights in CPNamespace (its webhook
+	// certificate Secret and leader-election Lease).
+	CPRole = "otel-operator-server"
+	// CPRoleBinding binds CPRole to CPServiceAccount.
+	CPRoleBinding = "otel-operator-server"
 	// CPAccessSecret is the workload Secret holding the kubeconfig and token for the control plane.
 	CPAccessSecret = "otel-operator-cp-access"
 	// CABundleConfigMap is the workload copy of the ProviderConfig's caBundleRef.
