@@ -42,6 +42,9 @@ const (
 	ReasonVersionNotAllowed = "VersionNotAllowed"
 	// ReasonInvalidConfiguration: the ProviderConfig or a source it references is invalid or missing.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonResourceNotOwned: an object with a name the provider uses exists and was not created by
+	// it; the provider neither adopts nor deletes it.
+	ReasonResourceNotOwned = "ResourceNotOwned"
 	// ReasonReconcileError: applying a managed resource failed; it is retried with backoff.
 	ReasonReconcileError = "ReconcileError"
 	// ReasonUserResourcesExist: deletion waits for opentelemetry.io resources in the control plane.

@@ -113,13 +113,16 @@ var onboardingRules = []rbacv1.PolicyRule{
 // mcpOwnRules are what the provider, and Flux with the same kubeconfig for the CRDs release, need
 // in a control plane for themselves: the CRDs, the operator's namespace, ServiceAccount, token and
 // RBAC objects, Helm's release Secrets, and reading the users' opentelemetry.io objects for the
-// deletion guard. No bind or escalate: MCPRules adds every rule the provider grants instead.
+// deletion guard, and list on every type (see below). No bind or escalate: MCPRules adds every rule the provider grants instead.
 var mcpOwnRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"namespaces", "serviceaccounts", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+	// Listing every namespaced type proves, before deletion, that the operator's namespace holds
+	// nothing the provider did not create.
+	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
 }
 
 // MCPRules are the provider's control-plane token permissions: its own rules plus every rule it

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -286,6 +287,20 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 		g.Expect(cp.Create(ctx, u)).To(Succeed())
 		users = append(users, u)
 	}
+	// Objects the provider did not create: a user's ConfigMap in the CP operator namespace, and the
+	// ClusterRoleBinding once its provider labels are gone (as if a user had made it). The provider
+	// neither adopts nor deletes them, and keeps the namespace that holds user data.
+	userData := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "user-data", Namespace: instance.CPNamespace}, Data: map[string]string{"k": "v"}}
+	g.Expect(cp.Create(ctx, userData)).To(Succeed())
+	crb := &rbacv1.ClusterRoleBinding{}
+	g.Expect(cp.Get(ctx, client.ObjectKey{Name: instance.CPClusterRoleBinding}, crb)).To(Succeed())
+	crb.Labels = map[string]string{"team": "theirs"}
+	g.Expect(cp.Update(ctx, crb)).To(Succeed())
+	expectStatus(t, ctx, key, spv1alpha1.PhaseFailed, spv1alpha1.ReasonResourceNotOwned,
+		"ClusterRoleBinding otel-operator-server exists in the control plane and was not created by the provider")
+	g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(crb), crb)).To(Succeed())
+	g.Expect(crb.Labels).To(Equal(map[string]string{"team": "theirs"}), "not adopted")
+
 	g.Expect(oc.Delete(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}})).To(Succeed())
 	expectStatus(t, ctx, key, spv1alpha1.PhaseTerminating, spv1alpha1.ReasonUserResourcesExist, "waiting for 5 opentelemetry.io object(s)")
 	expectEvent(t, ctx, key, corev1.EventTypeWarning, spv1alpha1.ReasonUserResourcesExist, "")
@@ -323,6 +338,28 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 	var holders corev1.SecretList
 	g.Expect(cp.List(ctx, &holders, client.InNamespace(instance.CPNamespace), client.MatchingLabels{instance.InstanceLabel: instance.ID(key.Namespace, key.Name)})).To(Succeed())
 	g.Expect(holders.Items).To(BeEmpty(), "every token revoked")
+	for _, o := range []client.Object{
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: instance.CPClusterRole}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: instance.CPNamespace, Name: instance.CPRole}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: instance.CPNamespace, Name: instance.CPRoleBinding}},
+	} {
+		g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Satisfy(apierrors.IsNotFound), fmt.Sprintf("%T", o))
+	}
+	// What the provider did not create is still there, and so is the namespace that holds it.
+	g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(crb), crb)).To(Succeed())
+	g.Expect(crb.DeletionTimestamp).To(BeNil())
+	g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(userData), userData)).To(Succeed())
+	cpNS := &corev1.Namespace{}
+	g.Expect(cp.Get(ctx, client.ObjectKey{Name: instance.CPNamespace}, cpNS)).To(Succeed())
+	g.Expect(cpNS.DeletionTimestamp).To(BeNil(), "a namespace holding user data is not deleted")
+	// The workload namespace held only the provider's objects: it is deleted (no namespace
+	// controller runs here to finish it).
+	wlNSObj := &corev1.Namespace{}
+	if err := world.Workload.Client.Get(ctx, client.ObjectKey{Name: wlNS}, wlNSObj); err == nil {
+		g.Expect(wlNSObj.DeletionTimestamp).NotTo(BeNil(), "the provider's own namespace is deleted")
+	} else {
+		g.Expect(err).To(Satisfy(apierrors.IsNotFound))
+	}
 	g.Expect(cp.Get(ctx, client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed())
 	var ars clustersv1alpha1.AccessRequestList
 	g.Expect(pc.List(ctx, &ars, client.InNamespace(platformNS))).To(Succeed())

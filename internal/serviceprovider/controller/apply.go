@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,23 +36,6 @@ func apply(ctx context.Context, c client.Client, obj client.Object) error {
 		return fmt.Errorf("applying %s %s: %w", u.GetKind(), key(obj), err)
 	}
 	return nil
-}
-
-// remove deletes obj and reports whether it is gone.
-func remove(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
-	if err := c.Delete(ctx, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, fmt.Errorf("deleting %T %s: %w", obj, key(obj), err)
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	}
-	return false, nil
 }
 
 func key(o client.Object) string {

@@ -35,7 +35,7 @@ func syncCopies(ctx context.Context, c client.Client, id, ns string, pull []*cor
 	want := map[string]bool{}
 	for _, src := range pull {
 		want[src.Name] = true
-		if err := apply(ctx, c, secretCopy(src, src.Name, ns, id)); err != nil {
+		if err := applyOwned(ctx, c, secretCopy(src, src.Name, ns, id), id, "workload cluster"); err != nil {
 			return err
 		}
 	}
@@ -45,7 +45,7 @@ func syncCopies(ctx context.Context, c client.Client, id, ns string, pull []*cor
 	}
 	for i := range existing.Items {
 		if s := &existing.Items[i]; !want[s.Name] {
-			if _, err := remove(ctx, c, s); err != nil {
+			if _, err := removeOwned(ctx, c, s, id); err != nil {
 				return err
 			}
 		}
@@ -55,19 +55,19 @@ func syncCopies(ctx context.Context, c client.Client, id, ns string, pull []*cor
 		ObjectMeta: metav1.ObjectMeta{Name: instance.CABundleConfigMap, Namespace: ns, Labels: copyLabels(id, "caBundleRef")},
 	}
 	if caBundle == nil {
-		_, err := remove(ctx, c, cm)
+		_, err := removeOwned(ctx, c, cm, id)
 		return err
 	}
 	cm.Data = map[string]string{flux.CABundleFile: string(caBundle)}
-	return apply(ctx, c, cm)
+	return applyOwned(ctx, c, cm, id, "workload cluster")
 }
 
 // syncChartSecret keeps the platform copy of the chart pull secret next to the OCIRepository.
 func syncChartSecret(ctx context.Context, c client.Client, name, id, ns string, src *corev1.Secret) error {
 	dst := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: instance.ChartPullSecretName(name), Namespace: ns}}
 	if src == nil {
-		_, err := remove(ctx, c, dst)
+		_, err := removeOwned(ctx, c, dst, id)
 		return err
 	}
-	return apply(ctx, c, secretCopy(src, dst.Name, ns, id))
+	return applyOwned(ctx, c, secretCopy(src, dst.Name, ns, id), id, "platform cluster")
 }

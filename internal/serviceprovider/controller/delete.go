@@ -7,10 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	shippedrbac "github.com/otelop/otelop/config/rbac"
 	"github.com/otelop/otelop/internal/serviceprovider/apireconciler"
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/guard"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
@@ -18,10 +21,12 @@ import (
 // requeueDeletion is how soon a blocked or unfinished deletion is looked at again.
 const requeueDeletion = 5 * time.Second
 
-// Delete waits until no opentelemetry.io object is left in the control plane, then deletes the Flux
-// objects (the CRDs release orphans the CRDs), the copies, the access Secret, the workload
-// namespace and the control-plane identity. Namespaces are deleted but not waited for.
-func (s *Service) Delete(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc *apireconciler.ClusterContext) (ctrl.Result, error) {
+// Delete waits until no opentelemetry.io object is left in the control plane, then deletes what the
+// provider created for the instance and nothing else: the Flux objects first (the CRDs release
+// orphans the CRDs) and, once they are gone, the copies, the token holders, the access Secret, the
+// control-plane identity and the namespaces (a namespace only when it holds nothing the provider
+// did not create). Namespaces are deleted but not waited for.
+func (s *Service) Delete(ctx context.Context, obj *spv1alpha1.OtelOperator, pc *spv1alpha1.ProviderConfig, cc *apireconciler.ClusterContext) (ctrl.Result, error) {
 	if cc == nil {
 		// Cluster access is already gone: nothing of ours can be reached any more.
 		apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "cluster access already released")
@@ -39,39 +44,88 @@ func (s *Service) Delete(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg 
 	apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "deleting managed resources")
 
 	id := instance.ID(obj.Namespace, obj.Name)
-	all := managed(*cc, s.Platform, obj.Name, id, cc.MCPAccessSecret.Namespace, nil)
-	// Flux objects first (they need the access secrets to uninstall), then the rest in reverse.
-	order := make([]tracked, 0, len(all))
+	platformNS := cc.MCPAccessSecret.Namespace
+	all := managed(*cc, s.Platform, obj.Name, id, platformNS, nil)
+	// Only what the provider created for this instance is deleted: every object is checked for
+	// the provider's labels on the live object first (removeOwned, removeNamespace).
+	// 1. The Flux objects, last made first; the rest waits until they are gone, because the
+	//    releases need the access Secrets, the CP identity and the namespaces to uninstall.
 	for i := len(all) - 1; i >= 0; i-- {
-		order = append(order, all[i])
-	}
-	pending := ""
-	for _, t := range order {
-		gone, err := remove(ctx, t.c, t.obj)
+		t := all[i]
+		if !t.flux {
+			continue
+		}
+		gone, err := removeOwned(ctx, t.c, t.obj, id)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if _, isNS := t.obj.(*corev1.Namespace); !gone && !isNS && pending == "" {
-			pending = fmt.Sprintf("%s %s in the %s", t.kind, key(t.obj), t.location)
-		}
-		if !gone && t.flux {
-			// Do not pull the workload and access objects away from a release still uninstalling.
-			break
+		if !gone {
+			apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, fmt.Sprintf("waiting for %s %s in the %s to be deleted", t.kind, key(t.obj), t.location))
+			return ctrl.Result{RequeueAfter: requeueDeletion}, nil
 		}
 	}
+	// 2. Copies, the chart secret, every token holder (revoking the operator's CP tokens).
 	wlNS := instance.WorkloadNamespace(id)
 	if err := syncCopies(ctx, cc.Workload.Client(), id, wlNS, nil, nil); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, cc.MCPAccessSecret.Namespace, nil); err != nil {
+	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := cpaccess.Revoke(ctx, cc.MCP.Client(), id); err != nil {
 		return ctrl.Result{}, err
 	}
+	// 3. The access Secret and the CP identity, then the namespaces: a namespace only when it holds
+	//    nothing the provider did not create (besides Kubernetes' own defaults). Namespaces are
+	//    deleted but not waited for.
+	pending := ""
+	var kept []string
+	for i := len(all) - 1; i >= 0; i-- {
+		t := all[i]
+		if t.flux {
+			continue
+		}
+		if ns, isNS := t.obj.(*corev1.Namespace); isNS {
+			cfg, allowed := cc.Workload.RESTConfig(), []string(nil)
+			if t.location == spv1alpha1.LocationControlPlane {
+				cfg, allowed = cc.MCP.RESTConfig(), operatorLeftovers(obj, pc)
+			}
+			if _, why, err := removeNamespace(ctx, t.c, cfg, ns.Name, id, allowed...); err != nil {
+				return ctrl.Result{}, err
+			} else if why != "" {
+				kept = append(kept, why+" (in the "+string(t.location)+")")
+			}
+			continue
+		}
+		gone, err := removeOwned(ctx, t.c, t.obj, id)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !gone && pending == "" {
+			pending = fmt.Sprintf("%s %s in the %s", t.kind, key(t.obj), t.location)
+		}
+	}
 	if pending != "" {
 		apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "waiting for "+pending+" to be deleted")
 		return ctrl.Result{RequeueAfter: requeueDeletion}, nil
 	}
+	for _, k := range kept {
+		log.FromContext(ctx).Info("not deleting a namespace", "reason", k)
+	}
 	return ctrl.Result{}, nil
+}
+
+// operatorLeftovers are the objects the installed operator itself keeps in its control-plane
+// namespace (its leader-election Lease and webhook certificate Secret): they do not keep the
+// namespace, which the provider created for the operator, from being deleted.
+func operatorLeftovers(obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig) []string {
+	cert := flux.WebhookCertSecret
+	if cfg != nil {
+		if v, ok := cfg.Version(obj.Spec.Version); ok {
+			if values, err := flux.ParseValues(v.Version, v.HelmValues); err == nil {
+				cert = flux.CertSecretName(values)
+			}
+		}
+	}
+	return []string{"Lease/" + shippedrbac.LeaderElectionLease, "Secret/" + cert}
 }

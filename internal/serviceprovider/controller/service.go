@@ -49,15 +49,21 @@ func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	if obj.Status.Phase == "" || obj.Status.Phase == spv1alpha1.PhaseTerminating {
 		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, "reconciling")
 	}
+	res, err := s.createOrUpdate(ctx, obj, cfg, cc)
+	var ie *inputError
+	if errors.As(err, &ie) {
+		// Bad input, or an object in the way that the provider did not create: nothing more is
+		// applied and nothing is deleted; the watches on the ProviderConfig and the provider
+		// namespace, and the poll interval, bring the object back.
+		apireconciler.Failed(obj, ie.reason, ie.msg)
+		return ctrl.Result{}, nil
+	}
+	return res, err
+}
+
+func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
 	in, err := s.resolve(ctx, obj, cfg)
 	if err != nil {
-		var ie *inputError
-		if errors.As(err, &ie) {
-			// Nothing is applied and nothing is deleted; the watches on the ProviderConfig and the
-			// provider namespace bring the object back when the input is fixed.
-			apireconciler.Failed(obj, ie.reason, ie.msg)
-			return ctrl.Result{}, nil
-		}
 		return ctrl.Result{}, err
 	}
 
@@ -67,11 +73,11 @@ func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 
 	// Step 2: the operator's identity in the control plane and its kubeconfig in the workload cluster.
 	for _, o := range cpaccessObjects(id, flux.CertSecretName(in.values)) {
-		if err := apply(ctx, cc.MCP.Client(), o); err != nil {
+		if err := applyOwned(ctx, cc.MCP.Client(), o, id, "control plane"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("control plane: %w", err)
 		}
 	}
-	if err := apply(ctx, cc.Workload.Client(), namespace(wlNS, id)); err != nil {
+	if err := applyOwned(ctx, cc.Workload.Client(), namespace(wlNS, id), id, "workload cluster"); err != nil {
 		return ctrl.Result{}, fmt.Errorf("workload cluster: %w", err)
 	}
 	if err := s.reconcileAccessSecret(ctx, cc, id, wlNS); err != nil {
@@ -98,7 +104,7 @@ func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 		Values: in.values, PullSecrets: names(in.pullSecrets), CABundle: in.caBundle != nil,
 	}
 	for _, o := range []client.Object{flux.OCIRepository(fin), flux.CRDsRelease(fin), flux.WorkloadRelease(fin)} {
-		if err := apply(ctx, s.Platform, o); err != nil {
+		if err := applyOwned(ctx, s.Platform, o, id, "platform cluster"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}
 	}
@@ -149,7 +155,7 @@ func (s *Service) reconcileAccessSecret(ctx context.Context, cc apireconciler.Cl
 		}
 		previous, tok = tok.Holder, minted
 	}
-	if err := apply(ctx, cc.Workload.Client(), cpaccess.AccessSecret(wlNS, id, kubeconfig, ca, tok, previous)); err != nil {
+	if err := applyOwned(ctx, cc.Workload.Client(), cpaccess.AccessSecret(wlNS, id, kubeconfig, ca, tok, previous), id, "workload cluster"); err != nil {
 		return fmt.Errorf("workload cluster: %w", err)
 	}
 	if err := cpaccess.Revoke(ctx, cc.MCP.Client(), id, tok.Holder, previous); err != nil {
