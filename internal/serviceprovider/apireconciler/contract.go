@@ -71,6 +71,8 @@ type Reconciler[T API, C Config] interface {
 	// CreateOrUpdate makes the service match obj. A RequeueAfter result means "not done yet".
 	CreateOrUpdate(ctx context.Context, obj T, cfg C, cc ClusterContext) (ctrl.Result, error)
 	// Delete removes what CreateOrUpdate made. It returns RequeueAfter while something remains;
-	// the finalizer is removed only after an empty result and no error.
+	// the finalizer is removed only after an empty result and no error. cfg is the zero C when
+	// the configuration does not exist (deletion does not wait for it); cc is nil when the
+	// access requests are gone.
 	Delete(ctx context.Context, obj T, cfg C, cc *ClusterContext) (ctrl.Result, error)
 }

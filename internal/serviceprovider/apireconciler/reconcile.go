@@ -92,9 +92,11 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 			return ctrl.Result{}, fmt.Errorf("reading the provider configuration %q: %w", c.opts.ProviderName, err)
 		}
 		if !obj.GetDeletionTimestamp().IsZero() {
-			// Without a configuration nothing of ours can be found or removed safely: wait.
-			Terminating(obj, ReasonProviderConfigMissing, fmt.Sprintf("no provider configuration named %q found in the platform cluster; deletion waits for it", c.opts.ProviderName))
-			return ctrl.Result{}, nil
+			// Deletion does not need the configuration (the Reconciler gets the zero C): a
+			// configuration removed first must not keep the object, and the control plane, from
+			// ever being deleted.
+			var none C
+			return c.reconcileDelete(ctx, req, obj, none)
 		}
 		Progressing(obj, ReasonProviderConfigMissing, fmt.Sprintf("no provider configuration named %q found in the platform cluster", c.opts.ProviderName))
 		return ctrl.Result{}, nil // the configuration watch brings the object back
@@ -116,7 +118,9 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 
 	// The finalizer goes on before anything is created, so nothing can be left behind.
 	if !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) {
-		patch := client.MergeFrom(obj.DeepCopyObject().(T))
+		// A merge patch replaces the whole finalizer list: the resourceVersion precondition keeps
+		// it from dropping a finalizer someone else added meanwhile.
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(obj, obj.Finalizer())
 		if err := c.opts.Onboarding.Patch(ctx, obj, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
@@ -164,6 +168,7 @@ func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request
 	}
 	r, err := c.opts.Reconciler.Delete(ctx, obj, cfg, cc)
 	if err != nil {
+		Terminating(obj, ReasonReconcileError, "deleting managed resources: "+err.Error())
 		return ctrl.Result{}, err
 	}
 	if r.RequeueAfter > 0 {
@@ -178,7 +183,7 @@ func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request
 		Terminating(obj, ReasonDeleting, "waiting for cluster access to be released")
 		return r, nil
 	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(obj, obj.Finalizer())
 	if err := c.opts.Onboarding.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("removing the finalizer: %w", err)

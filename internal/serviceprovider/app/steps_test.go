@@ -301,6 +301,8 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 	g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(crb), crb)).To(Succeed())
 	g.Expect(crb.Labels).To(Equal(map[string]string{"team": "theirs"}), "not adopted")
 
+	// The ProviderConfig is deleted first: deletion does not need it and must not wait for it.
+	g.Expect(pc.Delete(ctx, &spv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: providerName}})).To(Succeed())
 	g.Expect(oc.Delete(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}})).To(Succeed())
 	expectStatus(t, ctx, key, spv1alpha1.PhaseTerminating, spv1alpha1.ReasonUserResourcesExist, "waiting for 5 opentelemetry.io object(s)")
 	expectEvent(t, ctx, key, corev1.EventTypeWarning, spv1alpha1.ReasonUserResourcesExist, "")

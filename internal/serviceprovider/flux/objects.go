@@ -116,7 +116,7 @@ func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *
 			},
 			Interval:         metav1.Duration{Duration: in.Interval},
 			KubeConfig:       &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: kubeconfigSecret, Key: "kubeconfig"}},
-			ReleaseName:      name,
+			ReleaseName:      instance.HelmReleaseName(name),
 			TargetNamespace:  targetNamespace,
 			StorageNamespace: targetNamespace,
 			Install: &helmv2.Install{

@@ -57,6 +57,21 @@ func CRDsReleaseName(name string) string { return name + "-crds" }
 // WorkloadReleaseName is the HelmRelease installing the operator into the workload cluster.
 func WorkloadReleaseName(name string) string { return name + "-workload" }
 
+// MaxReleaseName is Helm's limit on a release name; Flux rejects a longer spec.releaseName.
+const MaxReleaseName = 53
+
+// HelmReleaseName is the Helm release name of the HelmRelease object named object: the object
+// name when it fits MaxReleaseName, else its first characters and a hash of the whole name, so
+// that distinct objects keep distinct releases.
+func HelmReleaseName(object string) string {
+	if len(object) <= MaxReleaseName {
+		return object
+	}
+	sum := sha1.Sum([]byte(object)) //nolint:gosec // naming only.
+	hash := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))[:10]
+	return strings.TrimRight(object[:MaxReleaseName-len(hash)-1], "-.") + "-" + hash
+}
+
 // ChartPullSecretName is the platform copy of the version's chartPullSecret.
 func ChartPullSecretName(name string) string { return "sp-otelop-" + name }
 

@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -30,4 +31,23 @@ func TestNames(t *testing.T) {
 	g.Expect(OCIRepositoryName("cp")).To(Equal("cp"))
 	g.Expect(ChartPullSecretName("cp")).To(Equal("sp-otelop-cp"))
 	g.Expect(Labels("abc")).To(HaveKeyWithValue(InstanceLabel, "abc"))
+}
+
+func TestHelmReleaseNameFitsHelmsLimit(t *testing.T) {
+	if got := HelmReleaseName("cp-workload"); got != "cp-workload" {
+		t.Fatalf("short names are kept, got %q", got)
+	}
+	long := strings.Repeat("a", 63)
+	crds, wl := HelmReleaseName(CRDsReleaseName(long)), HelmReleaseName(WorkloadReleaseName(long))
+	for _, n := range []string{crds, wl} {
+		if len(n) > MaxReleaseName {
+			t.Fatalf("%q is %d characters, Helm allows %d", n, len(n), MaxReleaseName)
+		}
+	}
+	if crds == wl {
+		t.Fatalf("distinct releases got one name %q", crds)
+	}
+	if again := HelmReleaseName(WorkloadReleaseName(long)); again != wl {
+		t.Fatalf("not stable: %q then %q", wl, again)
+	}
 }
