@@ -269,6 +269,9 @@ func testOperations(t *testing.T, ctx context.Context, key client.ObjectKey, pla
 	}
 }
 
+// requeueSeconds is a little more than the provider's deletion requeue (5s).
+const requeueSeconds = 6 * time.Second
+
 func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platformNS, wlNS string) {
 	g := newG(t)
 	oc, pc, cp := world.Onboarding.Client, world.Platform.Client, world.CP.Client
@@ -301,6 +304,12 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 	g.Expect(cp.Get(ctx, client.ObjectKeyFromObject(crb), crb)).To(Succeed())
 	g.Expect(crb.Labels).To(Equal(map[string]string{"team": "theirs"}), "not adopted")
 
+	// Flux is slow to uninstall the workload release (a finalizer stands in for helm-controller):
+	// the access Secret and the CP tokens it needs must outlive it.
+	wlRelease := &helmv2.HelmRelease{}
+	g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: key.Name + "-workload"}, wlRelease)).To(Succeed())
+	wlRelease.Finalizers = append(wlRelease.Finalizers, "test.otelop.io/uninstalling")
+	g.Expect(pc.Update(ctx, wlRelease)).To(Succeed())
 	// The ProviderConfig is deleted first: deletion does not need it and must not wait for it.
 	g.Expect(pc.Delete(ctx, &spv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: providerName}})).To(Succeed())
 	g.Expect(oc.Delete(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}})).To(Succeed())
@@ -319,6 +328,16 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 		expectStatus(t, ctx, key, spv1alpha1.PhaseTerminating, spv1alpha1.ReasonUserResourcesExist, next.GetKind()+" apps/"+next.GetName())
 		g.Expect(inventory(g, ctx, platformNS, wlNS)).To(Equal(before), "nothing deleted while blocked")
 	}
+	expectStatus(t, ctx, key, spv1alpha1.PhaseTerminating, spv1alpha1.ReasonDeleting, "waiting for HelmRelease "+platformNS+"/"+key.Name+"-workload")
+	g.Consistently(func(g Gomega) {
+		g.Expect(world.Workload.Client.Get(ctx, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, &corev1.Secret{})).To(Succeed())
+		var holders corev1.SecretList
+		g.Expect(cp.List(ctx, &holders, client.InNamespace(instance.CPNamespace), client.MatchingLabels{instance.InstanceLabel: instance.ID(key.Namespace, key.Name)})).To(Succeed())
+		g.Expect(holders.Items).NotTo(BeEmpty())
+	}).WithTimeout(2*requeueSeconds).Should(Succeed(), "nothing the release needs goes while it uninstalls")
+	g.Expect(pc.Get(ctx, client.ObjectKeyFromObject(wlRelease), wlRelease)).To(Succeed())
+	wlRelease.Finalizers = nil
+	g.Expect(pc.Update(ctx, wlRelease)).To(Succeed())
 	g.Eventually(func() error { return oc.Get(ctx, key, &spv1alpha1.OtelOperator{}) }).Should(Satisfy(apierrors.IsNotFound))
 
 	// Managed resources are gone, access released, the CRDs stay.

@@ -5,8 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	libutils "github.com/openmcp-project/openmcp-operator/lib/utils"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
@@ -28,9 +33,9 @@ const requeueDeletion = 5 * time.Second
 // did not create). Namespaces are deleted but not waited for.
 func (s *Service) Delete(ctx context.Context, obj *spv1alpha1.OtelOperator, pc *spv1alpha1.ProviderConfig, cc *apireconciler.ClusterContext) (ctrl.Result, error) {
 	if cc == nil {
-		// Cluster access is already gone: nothing of ours can be reached any more.
-		apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "cluster access already released")
-		return ctrl.Result{}, nil
+		// Cluster access is already gone: the control plane and workload cluster cannot be
+		// reached, but the platform objects can, and are removed.
+		return s.deletePlatformOnly(ctx, obj)
 	}
 	remaining, err := guard.Remaining(ctx, cc.MCP.Client())
 	if err != nil {
@@ -128,4 +133,37 @@ func operatorLeftovers(obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderCon
 		}
 	}
 	return []string{"Lease/" + shippedrbac.LeaderElectionLease, "Secret/" + cert}
+}
+
+// deletePlatformOnly removes the provider's objects in the tenant namespace of the platform
+// cluster (Flux objects and the chart secret copy) when no cluster access is left. Flux cannot
+// uninstall without the access Secrets; whatever the releases installed stays in those clusters.
+func (s *Service) deletePlatformOnly(ctx context.Context, obj *spv1alpha1.OtelOperator) (ctrl.Result, error) {
+	platformNS, err := libutils.StableMCPNamespace(obj.Name, obj.Namespace)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("the platform namespace of %s/%s: %w", obj.Namespace, obj.Name, err)
+	}
+	id := instance.ID(obj.Namespace, obj.Name)
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: platformNS} }
+	pending := ""
+	for _, o := range []client.Object{
+		&helmv2.HelmRelease{ObjectMeta: meta(instance.WorkloadReleaseName(obj.Name))},
+		&helmv2.HelmRelease{ObjectMeta: meta(instance.CRDsReleaseName(obj.Name))},
+		&sourcev1.OCIRepository{ObjectMeta: meta(instance.OCIRepositoryName(obj.Name))},
+		&corev1.Secret{ObjectMeta: meta(instance.ChartPullSecretName(obj.Name))},
+	} {
+		gone, err := removeOwned(ctx, s.Platform, o, id)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !gone && pending == "" {
+			pending = fmt.Sprintf("%T %s", o, key(o))
+		}
+	}
+	if pending != "" {
+		apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "cluster access already released; waiting for "+pending+" in the platform cluster to be deleted")
+		return ctrl.Result{RequeueAfter: requeueDeletion}, nil
+	}
+	apireconciler.Terminating(obj, spv1alpha1.ReasonDeleting, "cluster access already released; platform objects deleted")
+	return ctrl.Result{}, nil
 }
