@@ -137,7 +137,7 @@ func foreignObjects(ctx context.Context, cfg *rest.Config, ns, id string, allowe
 }
 
 // namespaceDefaults are created in every namespace by Kubernetes itself.
-var namespaceDefaults = []string{"ServiceAccount/default", "ConfigMap/kube-root-ca.crt", "Event/*"}
+var namespaceDefaults = []string{"ServiceAccount/default", "ConfigMap/kube-root-ca.crt"}
 
 // removeNamespace deletes namespace ns if the provider created it for id and it holds nothing the
 // provider did not create (besides Kubernetes' own defaults, events and allowed). It reports
