@@ -120,6 +120,8 @@ var mcpOwnRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+	// Reading webhook configurations (any name) covers the operator's per-release read rule.
+	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: []string{"get"}},
 	// Listing every namespaced type proves, before deletion, that the operator's namespace holds
 	// nothing the provider did not create.
 	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},

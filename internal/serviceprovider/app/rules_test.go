@@ -35,6 +35,7 @@ func TestMCPRulesHoldWhatTheProviderGrants(t *testing.T) {
 	}
 	granted := append(cpaccess.OperatorRules(), cpaccess.OperatorNamespaceRules(flux.WebhookCertSecret)...)
 	granted = append(granted, cpaccess.OperatorNamespaceRules("user-named")...)
+	granted = append(granted, cpaccess.WebhookConfigurationRules(flux.ReleaseOperatorNames("any-cp-workload", nil))...)
 	for _, g := range granted {
 		names := g.ResourceNames
 		if len(names) == 0 {

@@ -9,6 +9,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -56,6 +57,11 @@ func testOperatorRights(g Gomega, ctx context.Context, op client.Client) {
 	g.Expect(op.Get(ctx, client.ObjectKeyFromObject(cert), cert)).To(Succeed())
 	g.Expect(op.Update(ctx, cert)).To(Succeed())
 	g.Expect(op.List(ctx, &corev1.SecretList{})).To(Satisfy(apierrors.IsForbidden), "no cluster-wide Secret access")
+	// The certificate rotator's startup sync reads the webhook configurations the chart names in
+	// its flags; they are not in the CP, and that must be NotFound (it goes on), not Forbidden.
+	names := flux.ReleaseOperatorNames(instance.HelmReleaseName(instance.WorkloadReleaseName("my-cp")), nil)
+	g.Expect(op.Get(ctx, client.ObjectKey{Name: names.MutatingWebhook}, &admissionregistrationv1.MutatingWebhookConfiguration{})).To(Satisfy(apierrors.IsNotFound))
+	g.Expect(op.Get(ctx, client.ObjectKey{Name: names.ValidatingWebhook}, &admissionregistrationv1.ValidatingWebhookConfiguration{})).To(Satisfy(apierrors.IsNotFound))
 	g.Expect(op.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "x"}, &corev1.Secret{})).To(Satisfy(apierrors.IsForbidden))
 	// What the operator made is its own, not the provider's; remove it for the later steps.
 	g.Expect(world.CP.Client.Delete(ctx, lease)).To(Succeed())

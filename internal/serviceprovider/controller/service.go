@@ -72,7 +72,8 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	platformNS := cc.MCPAccessSecret.Namespace
 
 	// Step 2: the operator's identity in the control plane and its kubeconfig in the workload cluster.
-	for _, o := range cpaccessObjects(id, flux.CertSecretName(in.values)) {
+	opNames := flux.ReleaseOperatorNames(instance.HelmReleaseName(instance.WorkloadReleaseName(obj.Name)), in.values)
+	for _, o := range cpaccessObjects(id, opNames) {
 		if err := applyOwned(ctx, cc.MCP.Client(), o, id, "control plane"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("control plane: %w", err)
 		}
@@ -178,9 +179,9 @@ func caData(cfg *rest.Config) ([]byte, error) {
 	return nil, nil
 }
 
-func cpaccessObjects(id, certSecret string) []client.Object {
+func cpaccessObjects(id string, names flux.OperatorNames) []client.Object {
 	var out []client.Object
-	for _, o := range cpaccess.CPObjects(id, certSecret) {
+	for _, o := range cpaccess.CPObjects(id, names) {
 		out = append(out, o.(client.Object))
 	}
 	return out

@@ -77,7 +77,7 @@ func TestAccessSecretRoundTrip(t *testing.T) {
 
 func TestCPObjects(t *testing.T) {
 	g := NewWithT(t)
-	objs := CPObjects("id", "cert")
+	objs := CPObjects("id", flux.OperatorNames{CertSecret: "cert", MutatingWebhook: "m", ValidatingWebhook: "v"})
 	g.Expect(objs).To(HaveLen(6))
 	crb := objs[3].(*rbacv1.ClusterRoleBinding)
 	g.Expect(crb.RoleRef.Name).To(Equal(instance.CPClusterRole), "not cluster-admin")
@@ -91,7 +91,8 @@ func TestCPObjects(t *testing.T) {
 }
 
 // The operator's control-plane rights are the shipped operator role (config/rbac/role.yaml),
-// read independently here: the ClusterRole equals its ClusterRole (so no cluster-wide Secrets),
+// read independently here: the ClusterRole is its ClusterRole (so no cluster-wide Secrets) plus
+// read access to the release's webhook configurations,
 // the Role its Role with the release's certificate Secret name.
 func TestOperatorRulesAreTheShippedRole(t *testing.T) {
 	g := NewWithT(t)
@@ -110,8 +111,9 @@ func TestOperatorRulesAreTheShippedRole(t *testing.T) {
 	g.Expect(cr.Rules).NotTo(BeEmpty())
 	g.Expect(role.Rules).NotTo(BeEmpty())
 
-	objs := CPObjects("id", "my-cert")
-	g.Expect(objs[2].(*rbacv1.ClusterRole).Rules).To(Equal(cr.Rules))
+	objs := CPObjects("id", flux.OperatorNames{CertSecret: "my-cert", MutatingWebhook: "m", ValidatingWebhook: "v"})
+	g.Expect(objs[2].(*rbacv1.ClusterRole).Rules).To(Equal(append(cr.Rules, WebhookConfigurationRules(flux.OperatorNames{MutatingWebhook: "m", ValidatingWebhook: "v"})...)),
+		"the shipped ClusterRole plus reading the release's two webhook configurations")
 	for _, r := range objs[2].(*rbacv1.ClusterRole).Rules {
 		g.Expect(r.Resources).NotTo(ContainElement("secrets"), "no cluster-wide Secret access")
 	}

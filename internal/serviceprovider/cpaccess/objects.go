@@ -40,9 +40,21 @@ func OperatorNamespaceRules(certSecret string) []rbacv1.PolicyRule {
 	return ns
 }
 
-// CPObjects are the control-plane objects of the workload operator's identity, in apply order.
-// certSecret is the name of the operator's webhook certificate Secret (flux.CertSecretName).
-func CPObjects(id, certSecret string) []metav1.Object {
+// WebhookConfigurationRules let the operator read the webhook configurations its release names
+// (flux.OperatorNames). They exist in the workload cluster, not in the control plane, so the
+// operator's certificate rotator finds none there and goes on; without the rule its startup sync
+// fails with Forbidden. The shipped ClusterRole names upstream's default configurations instead.
+func WebhookConfigurationRules(names flux.OperatorNames) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations"}, ResourceNames: []string{names.MutatingWebhook}, Verbs: []string{"get"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, ResourceNames: []string{names.ValidatingWebhook}, Verbs: []string{"get"}},
+	}
+}
+
+// CPObjects are the control-plane objects of the workload operator's identity, in apply order:
+// the ClusterRole has the shipped ClusterRole's rules plus WebhookConfigurationRules, the Role the
+// shipped Role's with the release's certificate Secret name.
+func CPObjects(id string, names flux.OperatorNames) []metav1.Object {
 	labels := instance.Labels(id)
 	meta := func(name, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
@@ -50,14 +62,14 @@ func CPObjects(id, certSecret string) []metav1.Object {
 	return []metav1.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(instance.CPNamespace, "")},
 		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(instance.CPServiceAccount, instance.CPNamespace)},
-		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta(instance.CPClusterRole, ""), Rules: OperatorRules()},
+		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta(instance.CPClusterRole, ""), Rules: append(OperatorRules(), WebhookConfigurationRules(names)...)},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: meta(instance.CPClusterRoleBinding, ""),
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: instance.CPClusterRole},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: instance.CPServiceAccount, Namespace: instance.CPNamespace}},
 		},
-		&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta(instance.CPRole, instance.CPNamespace), Rules: OperatorNamespaceRules(certSecret)},
+		&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta(instance.CPRole, instance.CPNamespace), Rules: OperatorNamespaceRules(names.CertSecret)},
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: meta(instance.CPRoleBinding, instance.CPNamespace),

@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -86,4 +87,28 @@ func TestWorkloadValuesOperatorNamespaceIsTheControlPlanes(t *testing.T) {
 		g.Expect(yaml.UnmarshalStrict([]byte(OperatorPatch(false)), &d)).To(Succeed())
 		g.Expect(d.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
 	})
+}
+
+// The names our chart gives the operator (charts/opentelemetry-operator/README.md, "Objects and
+// names"), which the provider must grant in the control plane.
+func TestReleaseOperatorNames(t *testing.T) {
+	tests := []struct {
+		name, release string
+		user          map[string]any
+		want          OperatorNames
+	}{
+		{"default", "my-cp-workload", nil, OperatorNames{WebhookCertSecret, "my-cp-workload-opentelemetry-operator-mutation", "my-cp-workload-opentelemetry-operator-validation"}},
+		{"release contains the chart name", "x-opentelemetry-operator", nil, OperatorNames{WebhookCertSecret, "x-opentelemetry-operator-mutation", "x-opentelemetry-operator-validation"}},
+		{"fullnameOverride nested wins", "r", map[string]any{"fullnameOverride": "top", "opentelemetry-operator": map[string]any{"fullnameOverride": "nested"}},
+			OperatorNames{WebhookCertSecret, "nested-mutation", "nested-validation"}},
+		{"nameOverride", "r", map[string]any{"nameOverride": "otel"}, OperatorNames{WebhookCertSecret, "r-otel-mutation", "r-otel-validation"}},
+		{"cut to 55", strings.Repeat("a", 50), nil, OperatorNames{WebhookCertSecret, strings.Repeat("a", 50) + "-open-mutation", strings.Repeat("a", 50) + "-open-validation"}},
+		{"secret name", "r", map[string]any{"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{"secretName": "s"}}},
+			OperatorNames{"s", "r-opentelemetry-operator-mutation", "r-opentelemetry-operator-validation"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(ReleaseOperatorNames(tt.release, tt.user)).To(Equal(tt.want))
+		})
+	}
 }

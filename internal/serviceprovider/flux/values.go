@@ -172,6 +172,48 @@ func CertSecretName(user map[string]any) string {
 	return WebhookCertSecret
 }
 
+// chartName is the name of our operator chart, the default of its nameOverride.
+const chartName = "opentelemetry-operator"
+
+// OperatorNames are the names the workload release gives the operator and passes it as flags
+// (our chart's naming): its webhook certificate Secret and the webhook configurations it injects
+// the CA bundle into (--webhook-cert-inject-mutating/-validating).
+type OperatorNames struct {
+	CertSecret, MutatingWebhook, ValidatingWebhook string
+}
+
+// ReleaseOperatorNames computes OperatorNames for a release of our chart with the user's values:
+// the full name is fullnameOverride, else the release name when it contains the chart name
+// (nameOverride), else <release>-<chart name>, cut to 55 characters (a key under
+// opentelemetry-operator wins over the top-level one, as in the chart).
+func ReleaseOperatorNames(release string, user map[string]any) OperatorNames {
+	pick := func(k string) string {
+		if s, ok := get(user, "opentelemetry-operator", k).(string); ok && s != "" {
+			return s
+		}
+		s, _ := get(user, k).(string)
+		return s
+	}
+	cut := func(s string) string {
+		if len(s) > 55 {
+			s = s[:55]
+		}
+		return strings.TrimSuffix(s, "-")
+	}
+	full := pick("fullnameOverride")
+	switch name := pick("nameOverride"); {
+	case full != "":
+		full = cut(full)
+	case name == "" && strings.Contains(release, chartName), name != "" && strings.Contains(release, name):
+		full = cut(release)
+	case name == "":
+		full = cut(release + "-" + chartName)
+	default:
+		full = cut(release + "-" + name)
+	}
+	return OperatorNames{CertSecret: CertSecretName(user), MutatingWebhook: full + "-mutation", ValidatingWebhook: full + "-validation"}
+}
+
 // get reads the value at path, nil when any part is missing.
 func get(m map[string]any, path ...string) any {
 	var cur any = m
