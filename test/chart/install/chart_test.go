@@ -86,6 +86,8 @@ func TestChartKubeStackReleases(t *testing.T) {
 	}
 
 	names := chartNames(instance.WorkloadReleaseName(name), workloadNS)
+	// The provider names the webhook certificate Secret (admissionWebhooks.secretName).
+	names.CertSecret = flux.WebhookCertSecret
 	op := runScenarios(t, names, skip)
 	if !t.Failed() {
 		uninstall(t, op, map[string]string{instance.CRDsReleaseName(name): crdsNS, instance.WorkloadReleaseName(name): workloadNS})
