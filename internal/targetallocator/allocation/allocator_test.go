@@ -29,7 +29,7 @@ func collectors(n int) []Collector {
 
 type recorder struct{ moved map[string]int }
 
-func (r *recorder) Moved(reason string, n int)     { r.moved[reason] += n }
+func (r *recorder) Moved(reason string, n int)   { r.moved[reason] += n }
 func (r *recorder) Assigned(map[string]int, int) {}
 
 func assignment(a *Allocator, its []*target.Item) map[uint64]string {
