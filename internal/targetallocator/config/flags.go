@@ -35,6 +35,12 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVar(&f.HTTPSCertFile, "https-tls-cert-file", "", "Certificate file of the HTTPS server.")
 	fs.StringVar(&f.HTTPSKeyFile, "https-tls-key-file", "", "Key file of the HTTPS server.")
 	fs.StringVar(&f.LogLevel, "zap-log-level", "info", "Log level: debug, info, warn or error.")
+	// Upstream's other zap flags are accepted so that spec.args written for upstream's image
+	// still start ours; logs are always JSON.
+	fs.Bool("zap-devel", false, "Accepted for compatibility; ignored.")
+	fs.String("zap-encoder", "json", "Accepted for compatibility; logs are JSON.")
+	fs.String("zap-stacktrace-level", "error", "Accepted for compatibility; ignored.")
+	fs.String("zap-time-encoding", "epoch", "Accepted for compatibility; ignored.")
 	return f
 }
 
