@@ -36,6 +36,9 @@ func main() {
 		log.Error("reading the configuration", "error", err)
 		os.Exit(1)
 	}
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration", "warning", w, "file", flags.ConfigFile)
+	}
 	flags.Apply(&cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -56,6 +56,9 @@ type Config struct {
 	CollectorNotReadyGracePeriod time.Duration
 	// AllowInsecureAuthSecrets lets prometheus_cr reference secrets over plain HTTP.
 	AllowInsecureAuthSecrets bool
+	// Warnings name keys of the file that are not understood; upstream ignores them too, so
+	// they are reported, not fatal.
+	Warnings []string
 }
 
 // PrometheusCR is the prometheus_cr section: discovery of ServiceMonitor, PodMonitor,
@@ -175,8 +178,15 @@ func Parse(data []byte, logger *slog.Logger) (Config, error) {
 	}
 	cfg := Default()
 	var f file
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	if err := yaml.Unmarshal(data, &f); err != nil {
 		return cfg, fmt.Errorf("parsing: %w", err)
+	}
+	var keys map[string]any
+	_ = yaml.Unmarshal(data, &keys)
+	for k := range keys {
+		if !oneOf(k, knownKeys...) {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: unknown key, ignored", k))
+		}
 	}
 	if f.ListenAddr != nil {
 		cfg.ListenAddr = *f.ListenAddr
@@ -237,6 +247,10 @@ func Parse(data []byte, logger *slog.Logger) (Config, error) {
 	}
 	return cfg, nil
 }
+
+var knownKeys = []string{"listen_addr", "kube_config_file_path", "collector_selector", "collector_namespace", "config",
+	"allocation_strategy", "allocation_fallback_strategy", "filter_strategy", "prometheus_cr", "https",
+	"collector_not_ready_grace_period", "allow_insecure_auth_secrets"}
 
 // Strategies are the allocation strategies the allocator knows.
 var Strategies = []string{"consistent-hashing", "least-weighted", "per-node"}

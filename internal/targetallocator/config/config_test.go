@@ -83,7 +83,6 @@ func TestErrorsNameTheKey(t *testing.T) {
 		"collector_not_ready_grace_period: soon":                 "collector_not_ready_grace_period",
 		"collector_selector: {matchlabels: {a: b}, other: 1}":    "collector_selector.other",
 		"config: {scrape_configs: [{job_name: a, nope: 1}]}":     "config",
-		"unknown_key: 1":                                         "unknown_key",
 		"prometheus_cr: {enabled: true, scrape_interval: later}": "prometheus_cr.scrape_interval",
 	} {
 		_, err := Parse([]byte(in), nil)
@@ -100,5 +99,12 @@ func TestSelectorSpellings(t *testing.T) {
 	}
 	if cfg.CollectorSelector.MatchLabels["a"] != "b" || cfg.CollectorSelector.MatchExpressions[0].Key != "c" {
 		t.Fatalf("%+v", cfg.CollectorSelector)
+	}
+}
+
+func TestUnknownKeysWarn(t *testing.T) {
+	cfg, err := Parse([]byte("future_key: 1\nallocation_strategy: per-node\n"), nil)
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "future_key") || cfg.AllocationStrategy != "per-node" {
+		t.Fatalf("%v %v", cfg.Warnings, err)
 	}
 }
