@@ -53,7 +53,9 @@ type Allocator struct {
 	items      map[uint64]*target.Item
 	collectors map[string]*collectorState
 	byNode     map[string][]*collectorState
-	jobs       map[string]int // job -> number of targets
+	ordered    []*collectorState          // collectors sorted by name
+	owner      map[uint64]*collectorState // target ID -> the collector whose index holds it
+	jobs       map[string]int             // job -> number of targets
 	unassigned int
 	obs        Observer
 	version    uint64
@@ -77,7 +79,7 @@ func New(strategy, fallback string, obs Observer) (*Allocator, error) {
 		fallback = ""
 	}
 	return &Allocator{strategy: strategy, fallback: fallback, items: map[uint64]*target.Item{},
-		collectors: map[string]*collectorState{}, byNode: map[string][]*collectorState{}, jobs: map[string]int{}, obs: obs}, nil
+		collectors: map[string]*collectorState{}, owner: map[uint64]*collectorState{}, byNode: map[string][]*collectorState{}, jobs: map[string]int{}, obs: obs}, nil
 }
 
 // Strategy returns the strategy name.
@@ -169,7 +171,8 @@ func (a *Allocator) SetCollectors(cs []Collector) {
 		}
 	}
 	a.byNode = map[string][]*collectorState{}
-	for _, st := range a.sortedCollectors() {
+	a.ordered = a.sortedCollectors()
+	for _, st := range a.ordered {
 		a.byNode[st.NodeName] = append(a.byNode[st.NodeName], st)
 	}
 	moved := 0
@@ -183,14 +186,16 @@ func (a *Allocator) SetCollectors(cs []Collector) {
 		// Deterministic strategies: every target goes where the strategy now says.
 		for _, it := range a.items {
 			c := a.pick(it)
+			assigned := a.isAssigned(it)
 			switch {
-			case c == nil && it.Collector != "" && a.collectors[it.Collector] != nil:
-				a.unassign(it)
 			case c == nil:
-			case it.Collector == c.Name && a.collectors[it.Collector] != nil && a.isAssigned(it):
+				if assigned {
+					a.unassign(it)
+				}
+			case assigned && a.owner[it.ID] == c:
 			default:
 				prev := it.Collector
-				if a.isAssigned(it) {
+				if assigned {
 					a.unassign(it)
 				}
 				a.assign(it, c)
@@ -201,9 +206,11 @@ func (a *Allocator) SetCollectors(cs []Collector) {
 		}
 	}
 	// Items left unassigned forget the collector they had.
-	for _, it := range a.items {
-		if !a.isAssigned(it) {
-			it.Collector = ""
+	if a.unassigned > 0 {
+		for _, it := range a.items {
+			if it.Collector != "" && !a.isAssigned(it) {
+				it.Collector = ""
+			}
 		}
 	}
 	if a.obs != nil && moved > 0 {
@@ -224,12 +231,7 @@ func findCollector(cs []Collector, name string) (Collector, bool) {
 // isAssigned tells whether it is in its collector's index (Collector may hold a stale name
 // while a move is in progress).
 func (a *Allocator) isAssigned(it *target.Item) bool {
-	st := a.collectors[it.Collector]
-	if st == nil {
-		return false
-	}
-	_, ok := st.jobs[it.JobName][it.ID]
-	return ok
+	return a.owner[it.ID] != nil
 }
 
 func (a *Allocator) assign(it *target.Item, c *collectorState) {
@@ -240,20 +242,19 @@ func (a *Allocator) assign(it *target.Item, c *collectorState) {
 		c.jobs[it.JobName] = m
 	}
 	m[it.ID] = it
+	a.owner[it.ID] = c
 	c.count++
 	a.unassigned--
 }
 
 // unassign takes it out of its collector's index; it.Collector is left for the caller.
 func (a *Allocator) unassign(it *target.Item) {
-	st := a.collectors[it.Collector]
+	st := a.owner[it.ID]
 	if st == nil {
 		return
 	}
+	delete(a.owner, it.ID)
 	m := st.jobs[it.JobName]
-	if _, ok := m[it.ID]; !ok {
-		return
-	}
 	delete(m, it.ID)
 	if len(m) == 0 {
 		delete(st.jobs, it.JobName)

@@ -1,6 +1,8 @@
 package allocation
 
 import (
+	"sort"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/otelop/otelop/internal/targetallocator/target"
@@ -14,7 +16,7 @@ func (a *Allocator) pick(it *target.Item) *collectorState {
 func (a *Allocator) pickWith(strategy string, it *target.Item) *collectorState {
 	switch strategy {
 	case ConsistentHashing:
-		return rendezvous(it.Hash, a.collectors)
+		return rendezvousSlice(it.Hash, a.ordered)
 	case LeastWeighted:
 		return a.leastLoaded(nil)
 	case PerNode:
@@ -38,18 +40,6 @@ func (a *Allocator) pickWith(strategy string, it *target.Item) *collectorState {
 // rendezvous is highest-random-weight hashing: the target goes to the collector whose
 // combination with the target hashes highest. Adding a collector moves only the targets it now
 // wins (1/(n+1) of them on average); removing one moves only its own targets.
-func rendezvous(h uint64, cs map[string]*collectorState) *collectorState {
-	var best *collectorState
-	var bestW uint64
-	for _, c := range cs {
-		w := mix(h ^ c.key)
-		if best == nil || w > bestW || (w == bestW && c.Name < best.Name) {
-			best, bestW = c, w
-		}
-	}
-	return best
-}
-
 func rendezvousSlice(h uint64, cs []*collectorState) *collectorState {
 	var best *collectorState
 	var bestW uint64
@@ -87,16 +77,6 @@ func (a *Allocator) leastLoaded(skip *collectorState) *collectorState {
 	return best
 }
 
-func (a *Allocator) mostLoaded() *collectorState {
-	var best *collectorState
-	for _, c := range a.collectors {
-		if best == nil || c.count > best.count || (c.count == best.count && c.Name < best.Name) {
-			best = c
-		}
-	}
-	return best
-}
-
 // assignUnassigned gives every unassigned target to the least loaded collector and returns how
 // many of them had a collector before (moves).
 func (a *Allocator) assignUnassigned() int {
@@ -116,27 +96,53 @@ func (a *Allocator) assignUnassigned() int {
 	return moved
 }
 
-// rebalance moves targets one at a time from the busiest to the idlest collector until no two
-// collectors differ by more than one target: the fewest moves that reach that balance.
+// rebalance moves targets from collectors above their fair share to collectors below it until
+// no two collectors differ by more than one target: the fewest moves that reach that balance.
+// Each busy collector's index is walked once, so the cost is linear in the targets moved.
 func (a *Allocator) rebalance() int {
+	cs := a.sortedCollectors()
+	n := len(cs)
+	if n < 2 {
+		return 0
+	}
+	total := 0
+	for _, c := range cs {
+		total += c.count
+	}
+	// The first total%n collectors in the busiest-first order may keep one extra target.
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].count > cs[j].count })
+	quota := make([]int, n)
+	for i := range cs {
+		quota[i] = total / n
+		if i < total%n {
+			quota[i]++
+		}
+	}
+	var surplus []*target.Item
+	for i, c := range cs {
+		need := c.count - quota[i]
+		for _, m := range c.jobs {
+			if need <= 0 {
+				break
+			}
+			for _, it := range m {
+				if need <= 0 {
+					break
+				}
+				surplus = append(surplus, it)
+				need--
+			}
+		}
+	}
 	moved := 0
-	for {
-		hi, lo := a.mostLoaded(), a.leastLoaded(nil)
-		if hi == nil || lo == nil || hi.count-lo.count <= 1 {
-			return moved
-		}
-		it := anyItem(hi)
-		a.unassign(it)
-		a.assign(it, lo)
-		moved++
-	}
-}
-
-func anyItem(c *collectorState) *target.Item {
-	for _, m := range c.jobs {
-		for _, it := range m {
-			return it
+	for i, c := range cs {
+		for c.count < quota[i] && len(surplus) > 0 {
+			it := surplus[len(surplus)-1]
+			surplus = surplus[:len(surplus)-1]
+			a.unassign(it)
+			a.assign(it, c)
+			moved++
 		}
 	}
-	return nil
+	return moved
 }
