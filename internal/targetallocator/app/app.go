@@ -130,8 +130,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 	// HTTP.
 	h := srv.Handler()
-	servers := []*http.Server{{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
-	go func() { errc <- serve(servers[0], ln) }()
+	plain := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	servers := []*http.Server{plain}
+	go func() { errc <- serve(plain, ln) }()
 	if tlsLn != nil {
 		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, s)
