@@ -79,6 +79,11 @@ sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and 
 	go build -o bin/ ./hack/simcluster
 	bin/simcluster up
 
+.PHONY: bench-ta
+bench-ta: ## Target allocator: our BenchmarkProcessTargets vs upstream's (v0.140.0, throwaway module bench/targetallocator/upstream); see bench/README.md.
+	go test -run '^$$' -bench 'BenchmarkProcessTargets' -benchtime=3x -benchmem ./internal/targetallocator/pipeline/
+	cd bench/targetallocator/upstream && go test -run '^$$' -bench 'BenchmarkProcessTargets' -benchtime=3x -benchmem github.com/open-telemetry/opentelemetry-operator/cmd/otel-allocator
+
 .PHONY: bench
 bench: cluster-tools build ## Benchmark the operator on the simulated cluster: memory, convergence, API writes (~20 min; see bench/README.md).
 	go run ./bench/operator --operator=bin/opentelemetry-operator

@@ -1,0 +1,199 @@
+// Package app wires the target allocator together: configuration, service discovery, the
+// target pipeline, the collector watcher and the HTTP API.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/prometheus/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelop/otelop/internal/targetallocator/allocation"
+	collectorwatch "github.com/otelop/otelop/internal/targetallocator/collectors"
+	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/targetallocator/filter"
+	"github.com/otelop/otelop/internal/targetallocator/pipeline"
+	"github.com/otelop/otelop/internal/targetallocator/server"
+)
+
+// Run serves until ctx ends. The listeners are opened before Run returns an error about them,
+// so a port in use is reported at once.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newMetrics(reg, cfg.AllocationStrategy)
+
+	alloc, err := allocation.New(cfg.AllocationStrategy, cfg.AllocationFallbackStrategy, m)
+	if err != nil {
+		return err
+	}
+	scs, err := cfg.Prometheus.GetScrapeConfigs()
+	if err != nil {
+		return fmt.Errorf("config.scrape_configs: %w", err)
+	}
+	pipe := pipeline.New(alloc, filter.New(cfg.FilterStrategy, filter.FromScrapeConfigs(scs)))
+	pipe.Observe = func(d time.Duration, kept int) {
+		m.timeToAllocate.WithLabelValues("SetTargets", cfg.AllocationStrategy).Observe(d.Seconds())
+		m.remaining.Set(float64(kept))
+	}
+	srv := server.New(alloc, reg)
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("--listen-addr: %w", err)
+	}
+	var tlsLn net.Listener
+	if cfg.HTTPS.Enabled {
+		tc, err := tlsConfig(cfg.HTTPS)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		raw, err := net.Listen("tcp", cfg.HTTPS.ListenAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--listen-addr-https: %w", err)
+		}
+		tlsLn = tls.NewListener(raw, tc)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 4)
+
+	// Collectors.
+	if cfg.CollectorSelector != nil {
+		rc, err := restConfig(cfg.KubeConfigPath)
+		if err != nil {
+			return fmt.Errorf("collector_selector is set but there is no Kubernetes connection: %w", err)
+		}
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return err
+		}
+		w := &collectorwatch.Watcher{Client: cs, Namespace: cfg.CollectorNamespace, Selector: cfg.CollectorSelector,
+			GracePeriod: cfg.CollectorNotReadyGracePeriod, Log: log,
+			OnChange: func(c []allocation.Collector) {
+				m.discovered.Set(float64(len(c)))
+				start := time.Now()
+				alloc.SetCollectors(c)
+				m.timeToAllocate.WithLabelValues("SetCollectors", cfg.AllocationStrategy).Observe(time.Since(start).Seconds())
+			}}
+		go func() { errc <- w.Run(ctx) }()
+	} else {
+		log.Info("collector_selector is not set: no collectors are watched; targets stay unassigned")
+	}
+
+	// Service discovery.
+	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
+	if err != nil {
+		return err
+	}
+	mgr := discovery.NewManager(ctx, log.With("component", "discovery"), reg, sdMetrics)
+	if mgr == nil {
+		return errors.New("service discovery manager could not be created")
+	}
+	sd := make(map[string]discovery.Configs, len(scs))
+	for _, sc := range scs {
+		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
+	}
+	if err := mgr.ApplyConfig(sd); err != nil {
+		return fmt.Errorf("service discovery: %w", err)
+	}
+	go func() { _ = mgr.Run() }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case tsets := <-mgr.SyncCh():
+				pipe.Process(tsets)
+			}
+		}
+	}()
+	if err := srv.SetScrapeConfigs(scs); err != nil {
+		return fmt.Errorf("rendering scrape configs: %w", err)
+	}
+
+	// HTTP.
+	h := srv.Handler()
+	plain := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	servers := []*http.Server{plain}
+	go func() { errc <- serve(plain, ln) }()
+	if tlsLn != nil {
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() { errc <- serve(s, tlsLn) }()
+	}
+	log.Info("target allocator started", "listen", ln.Addr().String(), "strategy", cfg.AllocationStrategy,
+		"filter", cfg.FilterStrategy, "jobs", len(scs), "https", cfg.HTTPS.Enabled)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	cancel()
+	shut, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	for _, s := range servers {
+		_ = s.Shutdown(shut)
+	}
+	return runErr
+}
+
+func serve(s *http.Server, ln net.Listener) error {
+	if err := s.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// restConfig uses the kubeconfig file when it exists, else the in-cluster configuration.
+func restConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			return clientcmd.BuildConfigFromFlags("", path)
+		}
+	}
+	return rest.InClusterConfig()
+}
+
+// tlsConfig serves the certificate of h; with a CA file, clients must present a certificate it
+// signed (mutual TLS).
+func tlsConfig(h config.HTTPS) (*tls.Config, error) {
+	if h.TLSCertFilePath == "" || h.TLSKeyFilePath == "" {
+		return nil, errors.New("https: tls_cert_file_path and tls_key_file_path (--https-tls-cert-file, --https-tls-key-file) are required when HTTPS is enabled")
+	}
+	cert, err := tls.LoadX509KeyPair(h.TLSCertFilePath, h.TLSKeyFilePath)
+	if err != nil {
+		return nil, fmt.Errorf("https: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if h.CAFilePath != "" {
+		pem, err := os.ReadFile(h.CAFilePath)
+		if err != nil {
+			return nil, fmt.Errorf("https.ca_file_path: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("https.ca_file_path: %s holds no PEM certificate", h.CAFilePath)
+		}
+		tc.ClientCAs = pool
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}

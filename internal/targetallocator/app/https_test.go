@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelop/otelop/internal/targetallocator/config"
+)
+
+type pki struct {
+	caPEM      []byte
+	ca         *x509.Certificate
+	caKey      *ecdsa.PrivateKey
+	dir        string
+	clientCert tls.Certificate
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"}, IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(der)
+	p := &pki{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), ca: ca, caKey: key, dir: t.TempDir()}
+	p.clientCert = p.issue(t, "collector", x509.ExtKeyUsageClientAuth, "")
+	return p
+}
+
+func (p *pki) issue(t *testing.T, cn string, usage x509.ExtKeyUsage, prefix string) tls.Certificate {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		KeyUsage: x509.KeyUsageDigitalSignature, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	if prefix != "" {
+		_ = os.WriteFile(filepath.Join(p.dir, prefix+".crt"), certPEM, 0o600)
+		_ = os.WriteFile(filepath.Join(p.dir, prefix+".key"), keyPEM, 0o600)
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestHTTPSWithClientCertificates: with https enabled and a CA, the TLS listener requires a
+// client certificate signed by it and serves secrets in /scrape_configs; plain HTTP redacts them.
+func TestHTTPSWithClientCertificates(t *testing.T) {
+	p := newPKI(t)
+	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
+	_ = os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o600)
+	cfg, err := config.Parse([]byte(`
+config:
+  scrape_configs:
+  - job_name: secured
+    basic_auth: {username: u, password: hunter2}
+    static_configs: [{targets: ["127.0.0.2:9"]}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ListenAddr = freeAddr(t)
+	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: freeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
+		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	defer func() { cancel(); <-done }()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(p.ca)
+	fetch := func(c *http.Client, url string) (string, error) {
+		var lastErr error
+		for i := 0; i < 50; i++ {
+			resp, err := c.Get(url)
+			if err == nil {
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return string(b), nil
+			}
+			lastErr = err
+			if strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls") {
+				return "", err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return "", lastErr
+	}
+	withCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{p.clientCert}}}}
+	body, err := fetch(withCert, "https://"+cfg.HTTPS.ListenAddr+"/scrape_configs")
+	if err != nil || !strings.Contains(body, "hunter2") {
+		t.Fatalf("mTLS: %v %s", err, body)
+	}
+	body, err = fetch(http.DefaultClient, "http://"+cfg.ListenAddr+"/scrape_configs")
+	if err != nil || strings.Contains(body, "hunter2") || !strings.Contains(body, "secured") {
+		t.Fatalf("plain HTTP must redact: %v %s", err, body)
+	}
+	noCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if _, err := fetch(noCert, "https://"+cfg.HTTPS.ListenAddr+"/scrape_configs"); err == nil {
+		t.Fatal("HTTPS without a client certificate was served")
+	}
+}

@@ -1,0 +1,57 @@
+// Package filter implements filter_strategy relabel-config: a new target is kept only when the
+// relabel_configs of its job keep it, so that collectors are not handed targets they would drop.
+package filter
+
+import (
+	"github.com/prometheus/common/model"
+	promconfig "github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
+)
+
+// Relabel keeps the targets that the relabel configuration of their job keeps.
+type Relabel struct {
+	byJob   map[string][]*relabel.Config
+	builder *labels.Builder
+}
+
+// New returns the filter named strategy ("relabel-config"), or nil for "" (keep everything).
+func New(strategy string, byJob map[string][]*relabel.Config) *Relabel {
+	if strategy == "" {
+		return nil
+	}
+	return &Relabel{byJob: byJob, builder: labels.NewBuilder(labels.EmptyLabels())}
+}
+
+// FromScrapeConfigs collects the relabel_configs of each job.
+func FromScrapeConfigs(scs []*promconfig.ScrapeConfig) map[string][]*relabel.Config {
+	out := make(map[string][]*relabel.Config, len(scs))
+	for _, sc := range scs {
+		if len(sc.RelabelConfigs) > 0 {
+			out[sc.JobName] = sc.RelabelConfigs
+		}
+	}
+	return out
+}
+
+// Keep runs the job's relabel configs on the target's labels, with the job label set as
+// Prometheus sets it before relabelling. Targets are kept when the result is not empty and,
+// like Prometheus, when an __address__ remains.
+func (r *Relabel) Keep(job string, lbls labels.Labels) bool {
+	if r == nil {
+		return true
+	}
+	cfgs := r.byJob[job]
+	if len(cfgs) == 0 {
+		return true
+	}
+	b := r.builder
+	b.Reset(lbls)
+	if b.Get(model.JobLabel) == "" {
+		b.Set(model.JobLabel, job)
+	}
+	if !relabel.ProcessBuilder(b, cfgs...) {
+		return false
+	}
+	return b.Get(model.AddressLabel) != ""
+}

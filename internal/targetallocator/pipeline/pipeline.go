@@ -1,0 +1,42 @@
+// Package pipeline connects service discovery to allocation: each update of the discovered
+// target groups goes through the target set (identity, filter) into the allocator.
+package pipeline
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+
+	"github.com/otelop/otelop/internal/targetallocator/allocation"
+	"github.com/otelop/otelop/internal/targetallocator/target"
+)
+
+// Pipeline turns discovery updates into allocation changes. Process may be called from one
+// goroutine at a time; the allocator may be read concurrently.
+type Pipeline struct {
+	mu    sync.Mutex
+	set   *target.Set
+	alloc *allocation.Allocator
+	// Observe, when set, is called after each update with its duration and the number of
+	// targets kept.
+	Observe func(d time.Duration, targets int)
+}
+
+// New returns a pipeline feeding alloc; filter may be nil.
+func New(alloc *allocation.Allocator, filter target.Filter) *Pipeline {
+	return &Pipeline{set: target.NewSet(filter), alloc: alloc}
+}
+
+// Process applies one discovery update: tsets holds every job's groups (the discovery
+// manager's full view, not a delta).
+func (p *Pipeline) Process(tsets map[string][]*targetgroup.Group) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := time.Now()
+	added, removed := p.set.Update(tsets)
+	p.alloc.Apply(added, removed)
+	if p.Observe != nil {
+		p.Observe(time.Since(start), p.set.Len())
+	}
+}

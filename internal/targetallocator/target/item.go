@@ -1,0 +1,80 @@
+// Package target turns what service discovery reports (target groups per job) into target items
+// and keeps the set of current items, telling which were added and which went away since the
+// last update. Unchanged targets cost a hash and a map look-up per update: their labels are not
+// rebuilt and the filter is not run again.
+package target
+
+import (
+	"encoding/binary"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/prometheus/model/labels"
+)
+
+// Labels naming the node a target runs on, in the order they are consulted (the per-node
+// strategy), and the EndpointSlice labels used when the target is a Node.
+const (
+	podNodeNameLabel      = "__meta_kubernetes_pod_node_name"
+	nodeNameLabel         = "__meta_kubernetes_node_name"
+	endpointNodeNameLabel = "__meta_kubernetes_endpoint_node_name"
+	sliceTargetKindLabel  = "__meta_kubernetes_endpointslice_address_target_kind"
+	sliceTargetNameLabel  = "__meta_kubernetes_endpointslice_address_target_name"
+)
+
+// Item is one target of one job. Items are immutable once built, except for Collector, which
+// only the allocator writes (under its lock).
+type Item struct {
+	// JobName is the scrape job.
+	JobName string
+	// TargetURL is the __address__ label.
+	TargetURL string
+	// Labels are the group's labels overlaid with the target's: what the collector receives.
+	Labels labels.Labels
+	// ID identifies the item within this process (a keyed hash of job and labels): equal IDs
+	// are the same target.
+	ID uint64
+	// Hash is a stable hash of job and labels, the same in every process and release: the
+	// consistent-hashing strategy assigns by it, so a restart moves no target.
+	Hash uint64
+	// NodeName is the node the target runs on, "" when the labels do not say.
+	NodeName string
+	// Collector is the collector the target is assigned to, "" when unassigned.
+	Collector string
+
+	seen    uint64 // generation of the last update that reported the item
+	dropped bool   // the filter dropped it
+}
+
+// NewItem builds an item from merged labels (used by tests and by callers without groups).
+func NewItem(job string, lbls labels.Labels, id uint64) *Item {
+	return &Item{
+		JobName:   job,
+		TargetURL: lbls.Get("__address__"),
+		Labels:    lbls,
+		ID:        id,
+		Hash:      StableHash(job, lbls),
+		NodeName:  nodeName(lbls),
+	}
+}
+
+// StableHash is xxhash over the Prometheus hash of the labels and the job name.
+func StableHash(job string, lbls labels.Labels) uint64 {
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], lbls.Hash())
+	d := xxhash.New()
+	_, _ = d.Write(buf[:])
+	_, _ = d.WriteString(job)
+	return d.Sum64()
+}
+
+func nodeName(l labels.Labels) string {
+	for _, n := range []string{podNodeNameLabel, nodeNameLabel, endpointNodeNameLabel} {
+		if v := l.Get(n); v != "" {
+			return v
+		}
+	}
+	if l.Get(sliceTargetKindLabel) == "Node" {
+		return l.Get(sliceTargetNameLabel)
+	}
+	return ""
+}

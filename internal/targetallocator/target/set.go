@@ -1,0 +1,137 @@
+package target
+
+import (
+	"hash/maphash"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/labels"
+)
+
+// Filter decides whether a new target is kept (filter_strategy). It sees the merged labels and
+// is called once per new target, never again for a target already known.
+type Filter interface {
+	Keep(job string, lbls labels.Labels) bool
+}
+
+// Set is the current set of targets. It is not safe for concurrent use.
+type Set struct {
+	seed    maphash.Seed
+	filter  Filter
+	items   map[uint64]*Item
+	gen     uint64
+	builder labels.Builder
+	kept    int
+}
+
+// NewSet returns an empty set; filter may be nil (keep everything).
+func NewSet(filter Filter) *Set {
+	return &Set{seed: maphash.MakeSeed(), filter: filter, items: map[uint64]*Item{}, builder: *labels.NewBuilder(labels.EmptyLabels())}
+}
+
+// Len returns the number of targets kept by the filter.
+func (s *Set) Len() int { return s.kept }
+
+// Update replaces the set with the targets of tsets (job name -> groups, what the discovery
+// manager sends) and returns the kept targets that are new and those that are gone. Targets the
+// filter drops are remembered (without labels) so that they are not filtered again.
+func (s *Set) Update(tsets map[string][]*targetgroup.Group) (added, removed []*Item) {
+	s.gen++
+	for job, groups := range tsets {
+		jobHash := maphash.String(s.seed, job)
+		for _, g := range groups {
+			if g == nil || len(g.Targets) == 0 {
+				continue
+			}
+			gs := s.groupSummary(g)
+			for _, t := range g.Targets {
+				id := s.targetID(jobHash, &gs, g.Labels, t)
+				if it, ok := s.items[id]; ok {
+					it.seen = s.gen
+					continue
+				}
+				it := s.newItem(job, id, g.Labels, t)
+				s.items[id] = it
+				if !it.dropped {
+					s.kept++
+					added = append(added, it)
+				}
+			}
+		}
+	}
+	for id, it := range s.items {
+		if it.seen != s.gen {
+			delete(s.items, id)
+			if !it.dropped {
+				s.kept--
+				removed = append(removed, it)
+			}
+		}
+	}
+	return added, removed
+}
+
+func (s *Set) newItem(job string, id uint64, group, t model.LabelSet) *Item {
+	b := &s.builder
+	b.Reset(labels.EmptyLabels())
+	for n, v := range group {
+		b.Set(string(n), string(v))
+	}
+	for n, v := range t {
+		b.Set(string(n), string(v))
+	}
+	lbls := b.Labels()
+	if s.filter != nil && !s.filter.Keep(job, lbls) {
+		return &Item{JobName: job, ID: id, seen: s.gen, dropped: true}
+	}
+	it := NewItem(job, lbls, id)
+	it.seen = s.gen
+	return it
+}
+
+// groupSummary is what the identity of a group's targets needs from the group: the sum of the
+// hashes of its labels and a 256-bit Bloom filter of its label names, so that a target label
+// that overrides a group label is found without a map look-up in the common case.
+type groupSummary struct {
+	sum   uint64
+	bloom [4]uint64
+}
+
+func (s *Set) groupSummary(g *targetgroup.Group) groupSummary {
+	var gs groupSummary
+	for n, v := range g.Labels {
+		hn := maphash.String(s.seed, string(n))
+		gs.sum += pairHash(hn, maphash.String(s.seed, string(v)))
+		gs.bloom[(hn>>6)&3] |= 1 << (hn & 63)
+	}
+	return gs
+}
+
+// targetID is a keyed hash of the job and the merged label set, independent of map order: the
+// sum of a mixed hash per label pair. Keyed (per process), so that labels chosen by a tenant
+// cannot be crafted to collide with another target.
+func (s *Set) targetID(jobHash uint64, gs *groupSummary, group, t model.LabelSet) uint64 {
+	sum := gs.sum
+	for n, v := range t {
+		hn := maphash.String(s.seed, string(n))
+		sum += pairHash(hn, maphash.String(s.seed, string(v)))
+		if gs.bloom[(hn>>6)&3]&(1<<(hn&63)) != 0 {
+			if gv, ok := group[n]; ok { // the target's value replaces the group's
+				sum -= pairHash(hn, maphash.String(s.seed, string(gv)))
+			}
+		}
+	}
+	return mix(sum ^ jobHash)
+}
+
+func pairHash(hn, hv uint64) uint64 { return mix(hn ^ mix(hv+0x9e3779b97f4a7c15)) }
+
+// mix is the splitmix64 finaliser, a bijection with good avalanche.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

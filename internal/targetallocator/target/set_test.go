@@ -1,0 +1,83 @@
+package target
+
+import (
+	"testing"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/labels"
+)
+
+type countingFilter struct {
+	calls int
+	drop  string
+}
+
+func (f *countingFilter) Keep(_ string, l labels.Labels) bool {
+	f.calls++
+	return l.Get("__address__") != f.drop
+}
+
+func group(lbls model.LabelSet, targets ...model.LabelSet) *targetgroup.Group {
+	return &targetgroup.Group{Labels: lbls, Targets: targets}
+}
+
+func TestUpdateReportsChangesAndFiltersOnce(t *testing.T) {
+	f := &countingFilter{drop: "b:1"}
+	s := NewSet(f)
+	tsets := map[string][]*targetgroup.Group{"job": {group(model.LabelSet{"env": "prod"},
+		model.LabelSet{"__address__": "a:1"}, model.LabelSet{"__address__": "b:1"})}}
+	added, removed := s.Update(tsets)
+	if len(added) != 1 || len(removed) != 0 || added[0].TargetURL != "a:1" || added[0].Labels.Get("env") != "prod" {
+		t.Fatalf("first update: +%v -%v", added, removed)
+	}
+	if f.calls != 2 {
+		t.Fatalf("filter called %d times, want 2", f.calls)
+	}
+	added, removed = s.Update(tsets)
+	if len(added)+len(removed) != 0 || f.calls != 2 {
+		t.Fatalf("unchanged update: +%d -%d, filter calls %d", len(added), len(removed), f.calls)
+	}
+	added, removed = s.Update(map[string][]*targetgroup.Group{"job": {group(nil, model.LabelSet{"__address__": "c:1"})}})
+	if len(added) != 1 || len(removed) != 1 || removed[0].TargetURL != "a:1" || s.Len() != 1 {
+		t.Fatalf("replacement: +%v -%v len %d", added, removed, s.Len())
+	}
+}
+
+// The identity is that of the merged label set: a target label overriding a group label counts
+// with the target's value, and the same merged set split differently is the same target.
+func TestIdentityIsTheMergedLabelSet(t *testing.T) {
+	s := NewSet(nil)
+	a := map[string][]*targetgroup.Group{"job": {group(model.LabelSet{"zone": "a", "env": "x"}, model.LabelSet{"__address__": "h:1", "env": "prod"})}}
+	b := map[string][]*targetgroup.Group{"job": {group(model.LabelSet{"zone": "a"}, model.LabelSet{"__address__": "h:1", "env": "prod"})}}
+	added, _ := s.Update(a)
+	if got := added[0].Labels.Get("env"); got != "prod" {
+		t.Fatalf("target label should override the group's: env=%s", got)
+	}
+	added, removed := s.Update(b)
+	if len(added)+len(removed) != 0 {
+		t.Fatalf("same merged labels seen as a change: +%d -%d", len(added), len(removed))
+	}
+	// Same labels in another job are another target; duplicates within a job are one.
+	added, _ = s.Update(map[string][]*targetgroup.Group{
+		"job":   {group(nil, model.LabelSet{"__address__": "h:1", "env": "prod", "zone": "a"}, model.LabelSet{"__address__": "h:1", "env": "prod", "zone": "a"})},
+		"other": {group(nil, model.LabelSet{"__address__": "h:1", "env": "prod", "zone": "a"})},
+	})
+	if len(added) != 1 || added[0].JobName != "other" || s.Len() != 2 {
+		t.Fatalf("added %v, len %d", added, s.Len())
+	}
+}
+
+func TestNodeName(t *testing.T) {
+	for want, l := range map[string]labels.Labels{
+		"n1": labels.FromStrings(podNodeNameLabel, "n1"),
+		"n2": labels.FromStrings(nodeNameLabel, "n2"),
+		"n3": labels.FromStrings(endpointNodeNameLabel, "n3"),
+		"n4": labels.FromStrings(sliceTargetKindLabel, "Node", sliceTargetNameLabel, "n4"),
+		"":   labels.FromStrings(sliceTargetKindLabel, "Pod", sliceTargetNameLabel, "p"),
+	} {
+		if got := NewItem("j", l, 1).NodeName; got != want {
+			t.Errorf("%v: node %q, want %q", l, got, want)
+		}
+	}
+}
