@@ -16,10 +16,16 @@ import (
 
 	"github.com/otelop/otelop/internal/targetallocator/app"
 	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "target-allocator")
+		return
+	}
 	fs := pflag.NewFlagSet("target-allocator", pflag.ContinueOnError)
+	fs.Bool("version", false, version.FlagUsage)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: target-allocator [flags]\n\nAssigns Prometheus scrape targets to OpenTelemetry collectors and serves them over HTTP.\n\nFlags:\n%s", fs.FlagUsages())
 	}

@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
-	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
 // DefaultCollectorVersion is the collector version the operator deploys when spec.image is empty.
@@ -68,7 +67,7 @@ func DefaultOptions() Options {
 	return Options{
 		CollectorImage:       DefaultCollectorImageRepository + ":" + DefaultCollectorVersion,
 		CollectorVersion:     DefaultCollectorVersion,
-		TargetAllocatorImage: mta.DefaultImage, // the one place the default lives
+		TargetAllocatorImage: manifestutils.TargetAllocatorImage,
 		AnnotationsFilter:    []string{manifestutils.LastAppliedAnnotation},
 		SetGolangFlags:       true,
 		OperandNetworkPolicy: true,

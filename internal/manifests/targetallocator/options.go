@@ -8,14 +8,14 @@ import (
 )
 
 // DefaultVersion is the target allocator version the operator deploys when spec.image is empty.
-const DefaultVersion = "0.140.0"
+const DefaultVersion = manifestutils.TargetAllocatorVersion
 
 // DefaultImageRepository is the repository of upstream's target allocator image.
-const DefaultImageRepository = "ghcr.io/open-telemetry/opentelemetry-operator/target-allocator"
+const DefaultImageRepository = manifestutils.TargetAllocatorImageRepository
 
 // DefaultImage is upstream's default target allocator image (the --target-allocator-image
 // default).
-const DefaultImage = DefaultImageRepository + ":" + DefaultVersion
+const DefaultImage = manifestutils.TargetAllocatorImage
 
 // Fixed names and values of the generated objects, as upstream's.
 const (
