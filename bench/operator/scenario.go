@@ -76,7 +76,8 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 	steps := []func(context.Context, *scenarioResult) error{
 		b.startCluster,
 		b.withoutCollectors,  // 1. unrelated objects, then the operator with no collectors
-		b.convergeCollectors, // 2. collectors: time to Deployments Available and to Ready=True
+		b.warmWebhook,        // 2. collectors: time to Deployments Available and to Ready=True,
+		b.convergeCollectors, //    once the API server reaches the webhooks
 		b.idleAfterConverge,  // 3. idle writes with default flags, RSS after convergence
 		b.floor,              // 4. the floor: the same Deployments created directly
 		b.restartWithMore,    // 5. more unrelated objects, then a restart
@@ -285,7 +286,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // warmWebhook waits until the API server can call the operator's webhooks (the operator injects the
 // CA bundle after start), with server-side dry-run creates, so the timed creates never retry.
-func (b *bench) warmWebhook(ctx context.Context) error {
+func (b *bench) warmWebhook(ctx context.Context, _ *scenarioResult) error {
 	for i := range b.cfg.colNS {
 		if err := ensureNamespace(ctx, b.cs, collectorNS(i, b.cfg.colNS), map[string]string{benchLabel: "collectors"}); err != nil {
 			return err
