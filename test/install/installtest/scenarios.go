@@ -84,7 +84,7 @@ spec:
           exporters: [debug]
 `
 
-// V1alpha1RoundTripsThroughConversionWebhook: the collector CRD as installed converts through the
+// V1alpha1RoundTripsThroughConversionWebhook checks that the collector CRD as installed converts through the
 // operator's /convert behind the install's webhook Service, with the CA bundle the operator
 // injected. A v1alpha1 write is stored as v1beta1 (config becomes an object), and reads in both
 // versions work.
@@ -151,7 +151,7 @@ spec:
         logs: {receivers: [k8sobjects], exporters: [debug]}
 `
 
-// ClusterReceiversGetTheirClusterRole: the install's role lets the operator create the
+// ClusterReceiversGetTheirClusterRole checks that the install's role lets the operator create the
 // ClusterRole k8s_cluster and k8sobjects need (including pods/status and events.k8s.io events)
 // without `escalate`, and the collector becomes Ready.
 func (op *Operator) ClusterReceiversGetTheirClusterRole(t *testing.T) {
@@ -181,7 +181,7 @@ func (op *Operator) ClusterReceiversGetTheirClusterRole(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: "cluster-view-" + ns + "-collector"}, binding)).To(gomega.Succeed())
 }
 
-// MetricsNeedTheReaderRole: the metrics endpoint (HTTPS, authn/authz through the API server)
+// MetricsNeedTheReaderRole checks that the metrics endpoint (HTTPS, authn/authz through the API server)
 // answers 401 without a token, 403 to a ServiceAccount without rights and 200 to one bound to the
 // install's metrics-reader ClusterRole. The operator needs the install's proxy role for that.
 func (op *Operator) MetricsNeedTheReaderRole(t *testing.T) {
@@ -231,7 +231,7 @@ func scrape(g gomega.Gomega, url, token string) int {
 	return resp.StatusCode
 }
 
-// LeaderElectionAndCertificateInOperatorNamespace: with the install's namespaced Role only, the
+// LeaderElectionAndCertificateInOperatorNamespace checks that, with the install's namespaced Role only, the
 // operator holds its Lease and keeps its certificate Secret in its own namespace, and no request
 // of its ServiceAccount was refused.
 func (op *Operator) LeaderElectionAndCertificateInOperatorNamespace(t *testing.T) {
@@ -255,7 +255,7 @@ func (op *Operator) LeaderElectionAndCertificateInOperatorNamespace(t *testing.T
 	}
 }
 
-// ReadinessIncludesTheWebhookServer: the install's readiness probe checks the webhook server
+// ReadinessIncludesTheWebhookServer checks that the install's readiness probe checks the webhook server
 // (TestReadinessWaitsForWebhookServer in internal/operator shows it fails before it listens);
 // liveness is a ping only.
 func (op *Operator) ReadinessIncludesTheWebhookServer(t *testing.T) {
