@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,12 +22,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/open-telemetry/opamp-go/protobufs"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
@@ -201,253 +196,47 @@ func (r *results) print() {
 	}
 }
 
+// run starts the API server, the OpAMP server and the bridge, then measures its steps in order;
+// res holds the figures of the steps that completed, also when one fails.
 func run(ctx context.Context, o options) (res *results, err error) {
 	ctrllog.SetLogger(logr.Discard())
 	if err := testenv.CheckAssets(); err != nil {
 		return nil, err
 	}
-	root := testenv.RepoRoot()
-	res = &results{
-		Date: time.Now().Format("2006-01-02 15:04"), Tree: treeVersion(root), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Collectors: o.collectors, Namespaces: o.namespaces, Heartbeat: o.heartbeat.String(),
-		LoadStart: procstat.LoadAvg(), Idle: o.idle.String(), After: o.after.String(),
-	}
+	b := &bench{o: o, root: testenv.RepoRoot()}
+	b.res = newResults(o, b.root)
+	res = b.res
 	defer func() { res.LoadEnd = procstat.LoadAvg() }()
-	dir, err := os.MkdirTemp("", "bench-opampbridge-")
-	if err != nil {
+	if b.dir, err = os.MkdirTemp("", "bench-opampbridge-"); err != nil {
 		return res, err
 	}
 	defer func() {
 		if o.keep || err != nil {
-			say("kept %s (bridge.log, remoteconfiguration.yaml, kubeconfig)", dir)
+			say("kept %s (bridge.log, remoteconfiguration.yaml, kubeconfig)", b.dir)
 			return
 		}
-		_ = os.RemoveAll(dir)
+		_ = os.RemoveAll(b.dir)
 	}()
-
-	bin := o.bridge
-	if bin == "" {
-		bin = filepath.Join(dir, "operator-opamp-bridge")
-		say("building ./cmd/operator-opamp-bridge")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "-ldflags", "-X main.version=bench", "./cmd/operator-opamp-bridge")
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return res, fmt.Errorf("building the bridge: %w", err)
+	defer b.cleanup()
+	steps := []func(context.Context) error{
+		b.buildBridge, b.startAPIServer, b.createCollectors, b.startBridge,
+		b.measureReport, b.measureIdle, b.measureApply, b.measureAfter,
+	}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return res, err
 		}
 	}
-
-	say("starting kube-apiserver and etcd (%s)", testenv.AssetsDir())
-	env, err := testenv.Start(testenv.Options{})
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		say("stopping the API server")
-		if serr := env.Stop(); serr != nil {
-			say("stopping the API server: %v", serr)
-		}
-	}()
-	user, err := env.Environment.AddUser(envtest.User{Name: "opamp-bridge-bench", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return res, fmt.Errorf("adding the bridge's user: %w", err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return res, err
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		return res, err
-	}
-
-	const bridgeNS = "opamp-bridge"
-	nss := []string{bridgeNS}
-	for i := range o.namespaces {
-		nss = append(nss, fmt.Sprintf("bench-%02d", i))
-	}
-	for _, ns := range nss {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return res, fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
-	keys := make([]string, o.collectors)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("bench-%02d/col-%04d", i%o.namespaces, i)
-	}
-	say("creating %d collectors in %d namespaces", o.collectors, o.namespaces)
-	start := time.Now()
-	if err := createCollectors(ctx, env.Client, keys, o.workers); err != nil {
-		return res, err
-	}
-	say("created in %s", time.Since(start).Round(10*time.Millisecond))
-
-	srv, err := opamptest.Start(opamptest.Options{})
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = srv.Stop(stopCtx)
-	}()
-	cfgPath := filepath.Join(dir, "remoteconfiguration.yaml")
-	if err := os.WriteFile(cfgPath, []byte(bridgeConfig(srv.URL)), 0o600); err != nil {
-		return res, err
-	}
-	listen, err := procstat.FreeAddr()
-	if err != nil {
-		return res, err
-	}
-	health, err := procstat.FreeAddr()
-	if err != nil {
-		return res, err
-	}
-	args := append([]string{"--config-file=" + cfgPath, "--kubeconfig-path=" + kubeconfig, "--name=opamp-bridge",
-		"--listen-addr=" + listen, "--health-listen-addr=" + health, "--heartbeat-interval=" + o.heartbeat.String()},
-		o.bridgeArgs...)
-	logPath := filepath.Join(dir, "bridge.log")
-	p, err := startBridge(bin, args, []string{"OTELCOL_NAMESPACE=" + bridgeNS}, logPath, health)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		say("stopping the bridge (pid %d)", p.pid())
-		p.stop()
-	}()
-	say("bridge started (pid %d); OpAMP server %s; health %s; log %s", p.pid(), srv.URL, health, logPath)
-
-	// 1. Connected, then every collector in the effective config.
-	if err := waitFor(ctx, srv, p, o.timeout, "the bridge to connect", func(m map[string]*opamptest.AgentState) bool { return len(m) > 0 }); err != nil {
-		return res, err
-	}
-	res.ConnectS = time.Since(p.started).Seconds()
-	uids := srv.Agents()
-	if len(uids) != 1 {
-		return res, fmt.Errorf("want one agent on the OpAMP server, got %d", len(uids))
-	}
-	uid := uids[0]
-	say("connected after %.2f s (instance %s)", res.ConnectS, uid)
-	err = waitFor(ctx, srv, p, o.timeout, fmt.Sprintf("an effective config listing all %d collectors", o.collectors),
-		func(m map[string]*opamptest.AgentState) bool { return hasAll(m[uid], keys, "") })
-	if err != nil {
-		return res, err
-	}
-	reported := time.Now()
-	res.ReportS = reported.Sub(p.started).Seconds()
-	res.ReportCPU, _ = p.cpuSeconds()
-	a := srv.Agent(uid)
-	res.ReportMessages = len(a.Messages)
-	files := a.EffectiveConfig.GetConfigMap().GetConfigMap()
-	if len(files) != o.collectors {
-		return res, fmt.Errorf("the effective config lists %d files, want exactly %d", len(files), o.collectors)
-	}
-	for k, f := range files {
-		res.EffConfigBytes += len(k) + len(f.GetBody())
-		if len(f.GetBody()) == 0 || f.GetContentType() == "" {
-			return res, fmt.Errorf("effective config file %s has an empty body or content type", k)
-		}
-	}
-	res.done = 1
-	say("effective config with all %d collectors after %.2f s (%d messages)", o.collectors, res.ReportS, res.ReportMessages)
-
-	// 2. Idle.
-	say("idling %s", o.idle)
-	cpu0 := res.ReportCPU
-	if err := sleepAlive(ctx, p, o.idle); err != nil {
-		return res, err
-	}
-	idleEnd := time.Now()
-	res.IdleRSSKiB, _, _ = p.rss.Window(reported.Add(o.idle/2), idleEnd)
-	_, res.IdlePeakKiB, _ = p.rss.Window(p.started, idleEnd)
-	heap, err := p.metric(ctx, "go_memstats_heap_inuse_bytes")
-	if err != nil {
-		return res, err
-	}
-	res.IdleHeapMiB = heap / (1 << 20)
-	cpu1, _ := p.cpuSeconds()
-	res.IdleCPU = cpu1 - cpu0
-	res.done = 2
-	say("idle RSS %s steady, %s peak", mib(res.IdleRSSKiB), mib(res.IdlePeakKiB))
-
-	// 3. Remote config: one file per collector, each adding a receiver.
-	remote := map[string]*protobufs.AgentConfigFile{}
-	for _, k := range keys {
-		ns, name, _ := strings.Cut(k, "/")
-		remote[k] = &protobufs.AgentConfigFile{Body: collectorYAML(ns, name, "otlp", "otlp/2"), ContentType: "text/yaml"}
-		res.RemoteBytes += len(k) + len(remote[k].Body)
-	}
-	res.LoadBeforeApply = procstat.LoadAvg()
-	applySum0, _ := p.metric(ctx, "opamp_bridge_remote_config_apply_seconds_sum")
-	say("pushing a %d-file remote config (%.1f KiB)", len(remote), float64(res.RemoteBytes)/1024)
-	msgs0 := len(srv.Agent(uid).Messages)
-	pushed := time.Now()
-	hash, err := srv.PushConfig(ctx, uid, remote)
-	if err != nil {
-		return res, err
-	}
-	var st *protobufs.RemoteConfigStatus
-	err = waitFor(ctx, srv, p, o.timeout, "the remote config status for the pushed hash", func(m map[string]*opamptest.AgentState) bool {
-		s := m[uid].RemoteConfigStatus
-		if s != nil && string(s.GetLastRemoteConfigHash()) == string(hash) &&
-			s.GetStatus() != protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING {
-			st = s
-			return true
-		}
-		return false
-	})
-	if err != nil {
-		return res, err
-	}
-	applied := time.Now()
-	res.ApplyS = applied.Sub(pushed).Seconds()
-	if st.GetStatus() != protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED {
-		return res, fmt.Errorf("remote config status %s: %s", st.GetStatus(), firstLines(st.GetErrorMessage(), 10))
-	}
-	say("APPLIED after %.2f s", res.ApplyS)
-	if err := waitFor(ctx, srv, p, o.timeout, "the effective config to show every change", func(m map[string]*opamptest.AgentState) bool {
-		return hasAll(m[uid], keys, "otlp/2")
-	}); err != nil {
-		return res, err
-	}
-	res.ReflectS = time.Since(pushed).Seconds()
-	for _, m := range srv.Agent(uid).Messages[msgs0:] {
-		res.ApplyMessages++
-		if m.EffectiveConfig != nil {
-			res.ApplyEffConfigs++
-		}
-	}
-	cpu2, _ := p.cpuSeconds()
-	res.ApplyCPU = cpu2 - cpu1
-	applySum1, err := p.metric(ctx, "opamp_bridge_remote_config_apply_seconds_sum")
-	if err != nil {
-		return res, err
-	}
-	res.ApplyBridgeS = applySum1 - applySum0
-	if err := checkApplied(ctx, env.Client, keys); err != nil {
-		return res, err
-	}
-	res.done = 3
-	say("effective config updated after %.2f s; all %d collectors changed in the API server", res.ReflectS, len(keys))
-
-	// 4. After the apply.
-	say("idling %s", o.after)
-	settled := time.Now()
-	if err := sleepAlive(ctx, p, o.after); err != nil {
-		return res, err
-	}
-	end := time.Now()
-	res.AfterRSSKiB, _, _ = p.rss.Window(settled.Add(o.after/2), end)
-	_, res.AfterPeakKiB, _ = p.rss.Window(pushed, end)
-	if heap, err = p.metric(ctx, "go_memstats_heap_inuse_bytes"); err != nil {
-		return res, err
-	}
-	res.AfterHeapMiB = heap / (1 << 20)
-	cpu3, _ := p.cpuSeconds()
-	res.AfterCPU = cpu3 - cpu2
-	res.done = 4
-	say("after the apply: RSS %s steady, %s peak", mib(res.AfterRSSKiB), mib(res.AfterPeakKiB))
 	return res, nil
+}
+
+// newResults are the figures known before the run starts: the machine, the tree and the options.
+func newResults(o options, root string) *results {
+	return &results{
+		Date: time.Now().Format("2006-01-02 15:04"), Tree: treeVersion(root), GoVersion: runtime.Version(),
+		CPUs: runtime.NumCPU(), Collectors: o.collectors, Namespaces: o.namespaces, Heartbeat: o.heartbeat.String(),
+		LoadStart: procstat.LoadAvg(), Idle: o.idle.String(), After: o.after.String(),
+	}
 }
 
 // waitFor waits for cond on the server's agents, failing early when the bridge exits or ctx ends.

@@ -50,20 +50,27 @@ const catchupController = "instrumentation-catchup"
 // every pod's metadata, every interval.
 func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	b := &bench{cfg: cfg}
-	defer func() {
-		if b.op != nil {
-			b.op.stop()
+	defer func() { b.stopAll(err) }()
+	steps := []func(context.Context, *catchupResult) error{
+		b.startCatchupCluster,
+		b.createCatchupDeployments, // 1. Deployments (the controller-manager creates their ReplicaSets and pods)
+		b.catchupOff,               // 2. the baseline: the operator without the catch-up controller
+		b.catchupReport,            // 3. with the controller: time to report every Deployment
+		b.catchupWindow,            // 4. several scans: RSS, scan cost, writes
+	}
+	for _, step := range steps {
+		if err := step(ctx, r); err != nil {
+			return err
 		}
-		if b.c != nil {
-			if cfg.keep || err != nil {
-				say("cluster folder kept: %s (logs/, audit.log)", b.c.Dir)
-			}
-			_ = b.c.Stop()
-			say("operator and cluster stopped")
-		}
-	}()
+	}
+	return nil
+}
+
+// startCatchupCluster starts a simulated cluster with a node per 1800 pods, this client's
+// clients, the CRDs and the webhook configurations.
+func (b *bench) startCatchupCluster(ctx context.Context, r *catchupResult) (err error) {
 	nodes := r.Pods/1800 + 1
-	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Audit: true, KeepDir: cfg.keep,
+	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Audit: true, KeepDir: b.cfg.keep,
 		Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
@@ -77,18 +84,18 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	if b.cl, err = client.New(rc, client.Options{}); err != nil {
 		return err
 	}
-	if _, err := simcluster.InstallCRDs(ctx, b.c.Config, cfg.crds, "bench"); err != nil {
+	if _, err := simcluster.InstallCRDs(ctx, b.c.Config, b.cfg.crds, "bench"); err != nil {
 		return err
 	}
 	_, port, _ := net.SplitHostPort(freeAddr())
 	b.webhookPort, _ = strconv.Atoi(port)
 	// The webhooks are registered while the operator is down (failurePolicy Ignore): the pods are
 	// admitted without instrumentation, as in upstream's #1329.
-	if err := simcluster.InstallWebhooks(ctx, b.c.Config, cfg.webhooks, b.webhookPort, nil); err != nil {
-		return err
-	}
+	return simcluster.InstallWebhooks(ctx, b.c.Config, b.cfg.webhooks, b.webhookPort, nil)
+}
 
-	// 1. Deployments (the controller-manager creates their ReplicaSets and pods).
+// createCatchupDeployments (step 1) creates the Deployments and waits for all their pods.
+func (b *bench) createCatchupDeployments(ctx context.Context, r *catchupResult) error {
 	perDep := r.Pods / r.Deployments
 	start := time.Now()
 	for i := range r.Namespaces {
@@ -97,7 +104,7 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 		}
 	}
 	say("creating %d Deployments of %d replicas (inject-java: true) in %d namespaces", r.Deployments, perDep, r.Namespaces)
-	err = parallel(ctx, r.Deployments, cfg.workers, func(ctx context.Context, i int) error {
+	err := parallel(ctx, r.Deployments, b.cfg.workers, func(ctx context.Context, i int) error {
 		_, err := b.cs.AppsV1().Deployments(catchupNS(i%r.Namespaces)).Create(ctx, catchupDeployment(i, perDep), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
@@ -108,7 +115,7 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 		return err
 	}
 	last := -1
-	err = poll(ctx, 2*time.Second, 3*cfg.timeout, "catch-up Deployments available", func(ctx context.Context) (bool, error) {
+	err = poll(ctx, 2*time.Second, 3*b.cfg.timeout, "catch-up Deployments available", func(ctx context.Context) (bool, error) {
 		list, err := b.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=catchup"})
 		if err != nil {
 			return false, nil
@@ -128,16 +135,23 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	}
 	r.PodsRunningSeconds = time.Since(start).Seconds()
 	say("%d pods Running after %.0f s", r.Pods, r.PodsRunningSeconds)
+	return nil
+}
 
-	// 2. The baseline: the operator without the catch-up controller.
+// catchupOff (step 2) samples the RSS of the operator without the catch-up controller, then stops it.
+func (b *bench) catchupOff(ctx context.Context, r *catchupResult) error {
 	if err := b.startOperator(ctx, "--instrumentation-scan-interval=0"); err != nil {
 		return err
 	}
 	r.RSSOff = b.settle(ctx, b.op.started)
 	say("RSS with the catch-up controller off: steady %.0f MiB, peak %.0f MiB", r.RSSOff.SteadyMB, r.RSSOff.PeakMB)
 	b.op.stop()
+	return nil
+}
 
-	// 3. With the controller: an Instrumentation per namespace, time to report every Deployment.
+// catchupReport (step 3) starts the operator with the catch-up controller, creates an
+// Instrumentation per namespace and measures the time until every Deployment is reported pending.
+func (b *bench) catchupReport(ctx context.Context, r *catchupResult) error {
 	interval := time.Duration(r.ScanInterval * float64(time.Second))
 	if err := b.startOperator(ctx, "--instrumentation-scan-interval="+interval.String()); err != nil {
 		return err
@@ -149,14 +163,14 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 			"metadata": map[string]any{"name": "java", "namespace": catchupNS(i)},
 			"spec":     map[string]any{"exporter": map[string]any{"endpoint": "http://collector:4318"}},
 		}}
-		if err := poll(ctx, time.Second, cfg.timeout, "creating an Instrumentation", func(ctx context.Context) (bool, error) {
+		if err := poll(ctx, time.Second, b.cfg.timeout, "creating an Instrumentation", func(ctx context.Context) (bool, error) {
 			err := b.cl.Create(ctx, in.DeepCopy())
 			return err == nil || apierrors.IsAlreadyExists(err), nil
 		}); err != nil {
 			return err
 		}
 	}
-	err = poll(ctx, time.Second, cfg.timeout, "every Deployment reported pending", func(ctx context.Context) (bool, error) {
+	err := poll(ctx, time.Second, b.cfg.timeout, "every Deployment reported pending", func(ctx context.Context) (bool, error) {
 		if err := b.op.alive(); err != nil {
 			return false, err
 		}
@@ -168,8 +182,12 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	}
 	r.ReportSeconds = time.Since(created).Seconds()
 	say("every Deployment reported pending %.1f s after the Instrumentations were created", r.ReportSeconds)
+	return nil
+}
 
-	// 4. Several scans: RSS, scan cost, writes (none expected: nothing changes).
+// catchupWindow (step 4) lets several scans run for --idle: RSS, scan cost and writes (none
+// expected: nothing changes).
+func (b *bench) catchupWindow(ctx context.Context, r *catchupResult) error {
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return err
 	}
@@ -179,7 +197,7 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 	}
 	scans0, _ := b.op.metricSum(ctx, `controller_runtime_reconcile_total{controller="`+catchupController+`"`)
 	from := time.Now()
-	if err := sleep(ctx, cfg.idle); err != nil {
+	if err := sleep(ctx, b.cfg.idle); err != nil {
 		return err
 	}
 	off1, err := auditOffset(b.c.AuditLog)

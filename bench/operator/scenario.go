@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -66,23 +65,36 @@ type bench struct {
 	webhookPort int
 	op          *operatorProc
 	restarts    int
+	noise       *noise // the unrelated objects, added in steps 1 and 5
 }
 
+// runScenario runs one scenario's steps in order on a fresh simulated cluster and stops the
+// operator and the cluster at the end; r holds the figures of the steps that completed.
 func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error) {
 	b := &bench{cfg: cfg}
-	defer func() {
-		if b.op != nil {
-			b.op.stop()
+	defer func() { b.stopAll(err) }()
+	steps := []func(context.Context, *scenarioResult) error{
+		b.startCluster,
+		b.withoutCollectors,  // 1. unrelated objects, then the operator with no collectors
+		b.warmWebhook,        // 2. collectors: time to Deployments Available and to Ready=True,
+		b.convergeCollectors, //    once the API server reaches the webhooks
+		b.idleAfterConverge,  // 3. idle writes with default flags, RSS after convergence
+		b.floor,              // 4. the floor: the same Deployments created directly
+		b.restartWithMore,    // 5. more unrelated objects, then a restart
+		b.resyncs,            // 6. restart with --sync-period and count writes over the idle window
+	}
+	for _, step := range steps {
+		if err := step(ctx, r); err != nil {
+			return err
 		}
-		if b.c != nil {
-			if cfg.keep || err != nil {
-				say("cluster folder kept: %s (logs/, audit.log)", b.c.Dir)
-			}
-			_ = b.c.Stop()
-			say("operator and cluster stopped")
-		}
-	}()
-	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: 3, Audit: true, KeepDir: cfg.keep,
+	}
+	return nil
+}
+
+// startCluster starts the simulated cluster, this client's clients, and installs the CRDs and the
+// webhook configurations (pointing at the port the operator will serve on).
+func (b *bench) startCluster(ctx context.Context, _ *scenarioResult) (err error) {
+	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: 3, Audit: true, KeepDir: b.cfg.keep,
 		Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
@@ -100,24 +112,28 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 	if b.cl, err = client.New(rc, client.Options{Scheme: s}); err != nil {
 		return err
 	}
-	n, err := simcluster.InstallCRDs(ctx, b.c.Config, cfg.crds, "bench")
+	n, err := simcluster.InstallCRDs(ctx, b.c.Config, b.cfg.crds, "bench")
 	if err != nil {
 		return err
 	}
-	say("installed %d CRDs from %s", n, cfg.crds)
+	say("installed %d CRDs from %s", n, b.cfg.crds)
 	_, port, _ := net.SplitHostPort(freeAddr())
 	b.webhookPort, _ = strconv.Atoi(port)
-	if err := simcluster.InstallWebhooks(ctx, b.c.Config, cfg.webhooks, b.webhookPort,
+	if err := simcluster.InstallWebhooks(ctx, b.c.Config, b.cfg.webhooks, b.webhookPort,
 		[]string{"opentelemetrycollectors.opentelemetry.io"}); err != nil {
 		return err
 	}
 	say("registered the webhooks at https://127.0.0.1:%d", b.webhookPort)
+	return nil
+}
 
-	// 1. Unrelated objects, then the operator with no collectors.
-	nz := &noise{cs: b.cs, cluster: b.c, workers: cfg.workers * 2}
-	r.NoiseSizes = nz.sizes()
+// withoutCollectors (step 1) creates the unrelated objects, starts the operator and samples its
+// RSS with no collectors.
+func (b *bench) withoutCollectors(ctx context.Context, r *scenarioResult) error {
+	b.noise = &noise{cs: b.cs, cluster: b.c, workers: b.cfg.workers * 2}
+	r.NoiseSizes = b.noise.sizes()
 	say("creating %d unrelated objects (%s)", r.Noise, r.NoiseSizes)
-	if err := nz.add(ctx, r.Noise, cfg.timeout); err != nil {
+	if err := b.noise.add(ctx, r.Noise, b.cfg.timeout); err != nil {
 		return err
 	}
 	if err := b.startOperator(ctx); err != nil {
@@ -126,19 +142,15 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 	r.RSSNoCollectors = b.settle(ctx, b.op.started)
 	say("RSS with %d unrelated objects, no collectors: steady %.0f MiB, peak %.0f MiB", r.Noise,
 		r.RSSNoCollectors.SteadyMB, r.RSSNoCollectors.PeakMB)
+	return nil
+}
 
-	// 2. Collectors: time to Deployments Available and to Ready=True.
-	if err := b.warmWebhook(ctx); err != nil {
-		return err
-	}
-	if err := b.convergeCollectors(ctx, r); err != nil {
-		return err
-	}
-
-	// 3. Idle writes with default flags (RSS after convergence is sampled over this window).
+// idleAfterConverge (step 3) counts the writes and reconciles of --idle with default flags and
+// samples the RSS after convergence over that window.
+func (b *bench) idleAfterConverge(ctx context.Context, r *scenarioResult) error {
 	idleFrom := time.Now()
-	r.IdleSeconds = cfg.idle.Seconds()
-	w, recs, err := b.idleWindow(ctx, cfg.idle)
+	r.IdleSeconds = b.cfg.idle.Seconds()
+	w, recs, err := b.idleWindow(ctx, b.cfg.idle)
 	if err != nil {
 		return err
 	}
@@ -147,81 +159,103 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 	r.RSSConverged.PeakMB = max(r.RSSConverged.PeakMB, rssWindow(b.op.rss, b.op.started, time.Now()).PeakMB)
 	say("RSS after convergence: steady %.0f MiB (median over the idle window), peak %.0f MiB since the start",
 		r.RSSConverged.SteadyMB, r.RSSConverged.PeakMB)
-	say("writes in %s of idling: %s; reconciles: %.0f", cfg.idle, w, recs)
-
-	// 4. The floor: the same Deployments created directly.
-	if err := b.floor(ctx, r); err != nil {
-		return err
-	}
-
-	// 5. More unrelated objects, then a restart (RSS with everything in place, and restart writes).
-	if r.ExtraNoise > 0 {
-		from := time.Now()
-		say("adding %d more unrelated objects (%d in total)", r.ExtraNoise, r.Noise+r.ExtraNoise)
-		if err := nz.add(ctx, r.ExtraNoise, cfg.timeout); err != nil {
-			return err
-		}
-		if err := b.op.alive(); err != nil {
-			return err
-		}
-		r.RSSWhileAddingPeakMB = rssWindow(b.op.rss, from, time.Now()).PeakMB
-		say("RSS peak while they were added: %.0f MiB", r.RSSWhileAddingPeakMB)
-		off0, err := auditOffset(b.c.AuditLog)
-		if err != nil {
-			return err
-		}
-		b.op.stop()
-		if err := b.startOperator(ctx); err != nil {
-			return err
-		}
-		if r.RestartQuietSeconds, err = b.waitQuiet(ctx); err != nil {
-			return err
-		}
-		r.RSSAfterRestart = b.settle(ctx, b.op.started)
-		if err := b.checkReady(ctx); err != nil {
-			return err
-		}
-		off1, err := auditOffset(b.c.AuditLog)
-		if err != nil {
-			return err
-		}
-		rw, err := countWrites(b.c.AuditLog, off0, off1, "opentelemetry-operator")
-		if err != nil {
-			return err
-		}
-		r.RestartWrites = &rw
-		say("after a restart with %d unrelated objects + %d collectors: RSS steady %.0f MiB, peak %.0f MiB; writes from start to settled: %s",
-			r.Noise+r.ExtraNoise, r.Collectors, r.RSSAfterRestart.SteadyMB, r.RSSAfterRestart.PeakMB, rw)
-	}
-
-	// 6. Resyncs: restart with --sync-period and count writes over the idle window.
-	if cfg.syncPeriod > 0 {
-		b.op.stop()
-		if err := b.startOperator(ctx, "--sync-period="+cfg.syncPeriod.String()); err != nil {
-			return err
-		}
-		// Start-up reconciles every collector once; they are not resyncs, so the window opens after.
-		if _, err := b.waitQuiet(ctx); err != nil {
-			return err
-		}
-		if err := sleep(ctx, 5*time.Second); err != nil {
-			return err
-		}
-		if err := b.checkReady(ctx); err != nil {
-			return err
-		}
-		r.SyncPeriodSeconds = cfg.syncPeriod.Seconds()
-		w, recs, err := b.idleWindow(ctx, cfg.idle)
-		if err != nil {
-			return err
-		}
-		r.ResyncWrites, r.ResyncReconciles = &w, recs
-		say("with --sync-period=%s, writes in %s: %s; reconciles: %.0f (%.1f resyncs of %d collectors)",
-			cfg.syncPeriod, cfg.idle, w, recs, recs/float64(r.Collectors), r.Collectors)
-	}
+	say("writes in %s of idling: %s; reconciles: %.0f", b.cfg.idle, w, recs)
 	return nil
 }
 
+// restartWithMore (step 5, with --extra-noise) adds more unrelated objects, then restarts the
+// operator: RSS with everything in place, and the writes of a restart.
+func (b *bench) restartWithMore(ctx context.Context, r *scenarioResult) error {
+	if r.ExtraNoise <= 0 {
+		return nil
+	}
+	from := time.Now()
+	say("adding %d more unrelated objects (%d in total)", r.ExtraNoise, r.Noise+r.ExtraNoise)
+	if err := b.noise.add(ctx, r.ExtraNoise, b.cfg.timeout); err != nil {
+		return err
+	}
+	if err := b.op.alive(); err != nil {
+		return err
+	}
+	r.RSSWhileAddingPeakMB = rssWindow(b.op.rss, from, time.Now()).PeakMB
+	say("RSS peak while they were added: %.0f MiB", r.RSSWhileAddingPeakMB)
+	off0, err := auditOffset(b.c.AuditLog)
+	if err != nil {
+		return err
+	}
+	b.op.stop()
+	if err := b.startOperator(ctx); err != nil {
+		return err
+	}
+	if r.RestartQuietSeconds, err = b.waitQuiet(ctx); err != nil {
+		return err
+	}
+	r.RSSAfterRestart = b.settle(ctx, b.op.started)
+	if err := b.checkReady(ctx); err != nil {
+		return err
+	}
+	off1, err := auditOffset(b.c.AuditLog)
+	if err != nil {
+		return err
+	}
+	rw, err := countWrites(b.c.AuditLog, off0, off1, "opentelemetry-operator")
+	if err != nil {
+		return err
+	}
+	r.RestartWrites = &rw
+	say("after a restart with %d unrelated objects + %d collectors: RSS steady %.0f MiB, peak %.0f MiB; writes from start to settled: %s",
+		r.Noise+r.ExtraNoise, r.Collectors, r.RSSAfterRestart.SteadyMB, r.RSSAfterRestart.PeakMB, rw)
+	return nil
+}
+
+// resyncs (step 6, with --sync-period) restarts the operator with --sync-period and counts the
+// writes and reconciles over the idle window.
+func (b *bench) resyncs(ctx context.Context, r *scenarioResult) error {
+	if b.cfg.syncPeriod <= 0 {
+		return nil
+	}
+	b.op.stop()
+	if err := b.startOperator(ctx, "--sync-period="+b.cfg.syncPeriod.String()); err != nil {
+		return err
+	}
+	// Start-up reconciles every collector once; they are not resyncs, so the window opens after.
+	if _, err := b.waitQuiet(ctx); err != nil {
+		return err
+	}
+	if err := sleep(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	if err := b.checkReady(ctx); err != nil {
+		return err
+	}
+	r.SyncPeriodSeconds = b.cfg.syncPeriod.Seconds()
+	w, recs, err := b.idleWindow(ctx, b.cfg.idle)
+	if err != nil {
+		return err
+	}
+	r.ResyncWrites, r.ResyncReconciles = &w, recs
+	say("with --sync-period=%s, writes in %s: %s; reconciles: %.0f (%.1f resyncs of %d collectors)",
+		b.cfg.syncPeriod, b.cfg.idle, w, recs, recs/float64(r.Collectors), r.Collectors)
+	return nil
+}
+
+// stopAll stops the operator and the cluster, keeping the cluster's folder with --keep or when the
+// scenario failed (err != nil).
+func (b *bench) stopAll(err error) {
+	if b.op != nil {
+		b.op.stop()
+	}
+	if b.c != nil {
+		if b.cfg.keep || err != nil {
+			say("cluster folder kept: %s (logs/, audit.log)", b.c.Dir)
+		}
+		_ = b.c.Stop()
+		say("operator and cluster stopped")
+	}
+}
+
+// startOperator starts the operator (log operator-N.log for its Nth start) with the webhook flags,
+// --operator-args and extra.
 func (b *bench) startOperator(ctx context.Context, extra ...string) error {
 	b.restarts++
 	log := filepath.Join(b.c.Dir, "logs", fmt.Sprintf("operator-%d.log", b.restarts))
@@ -252,7 +286,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // warmWebhook waits until the API server can call the operator's webhooks (the operator injects the
 // CA bundle after start), with server-side dry-run creates, so the timed creates never retry.
-func (b *bench) warmWebhook(ctx context.Context) error {
+func (b *bench) warmWebhook(ctx context.Context, _ *scenarioResult) error {
 	for i := range b.cfg.colNS {
 		if err := ensureNamespace(ctx, b.cs, collectorNS(i, b.cfg.colNS), map[string]string{benchLabel: "collectors"}); err != nil {
 			return err
@@ -470,85 +504,4 @@ func (b *bench) floor(ctx context.Context, r *scenarioResult) error {
 		pods, err := b.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=floor"})
 		return err == nil && len(pods.Items) == 0, nil
 	})
-}
-
-// printTables prints the comparison with upstream and the per-scenario details.
-func printTables(w io.Writer, res *results) {
-	m := res.Machine
-	fmt.Fprintf(w, "Machine: %d CPUs, %s RAM, load average %s at the start and %s at the end; %s; operator %s%s\n\n",
-		m.CPUs, m.MemTotal, m.LoadStart, m.LoadEnd, m.GoVersion, m.Commit, map[bool]string{true: " " + m.OperatorArgs, false: ""}[m.OperatorArgs != ""])
-	var up, is *scenarioResult
-	for _, s := range res.Scenarios {
-		switch s.Name {
-		case "upstream":
-			up = s
-		case "issue":
-			is = s
-		}
-	}
-	rss := func(st rssStats) string {
-		if st.Samples == 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.0f MiB steady, %.0f MiB peak", st.SteadyMB, st.PeakMB)
-	}
-	secs := func(f float64) string {
-		if f == 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1f s", f)
-	}
-	if up != nil {
-		fmt.Fprintln(w, "| figure | upstream v0.140.0 | this operator |")
-		fmt.Fprintln(w, "| --- | --- | --- |")
-		fmt.Fprintf(w, "| RSS with %d unrelated objects (%d ConfigMaps, Secrets and Pods each, ~2 KB), no collectors | 110 MB | %s |\n",
-			up.Noise, up.Noise/3, rss(up.RSSNoCollectors))
-		fmt.Fprintf(w, "| RSS after %d deployment-mode collectors converged | 120–123 MB | %s |\n", up.Collectors, rss(up.RSSConverged))
-		if up.ExtraNoise > 0 {
-			fmt.Fprintf(w, "| RSS with %d unrelated objects + %d collectors | 135 MB steady, 151 MB peak | %s after a restart (%.0f MiB peak while the objects were added) |\n",
-				up.Noise+up.ExtraNoise, up.Collectors, rss(up.RSSAfterRestart), up.RSSWhileAddingPeakMB)
-		}
-		fmt.Fprintf(w, "| time from creating %d collectors to all their Deployments available | 20 s | %s (all collectors Ready=True: %s) |\n",
-			up.Collectors, secs(up.AvailableSeconds), secs(up.ReadySeconds))
-		fmt.Fprintf(w, "| the floor: the same %d Deployments created directly by a client | 2.9 s | %s |\n", up.Collectors, secs(up.FloorSeconds))
-		fmt.Fprintf(w, "| API writes in %.0f s of idling with %d unchanged collectors | 777 (388 Service updates, 130 status patches, 130 Events, 129 Deployment updates) | %s (%.0f reconciles) |\n",
-			up.IdleSeconds, up.Collectors, up.IdleWrites, up.IdleReconciles)
-		if up.ResyncWrites != nil {
-			fmt.Fprintf(w, "| API writes in %.0f s with --sync-period=%.0fs | n/a | %s (%.0f reconciles, %s per resync) |\n",
-				up.IdleSeconds, up.SyncPeriodSeconds, *up.ResyncWrites, up.ResyncReconciles, perResync(up))
-		}
-		fmt.Fprintln(w)
-	}
-	if is != nil {
-		fmt.Fprintf(w, "Issue 5 figures (%d unrelated objects + %d collectors):\n\n", is.Noise, is.Collectors)
-		fmt.Fprintln(w, "| figure | this operator |")
-		fmt.Fprintln(w, "| --- | --- |")
-		fmt.Fprintf(w, "| RSS with %d unrelated objects, no collectors | %s |\n", is.Noise, rss(is.RSSNoCollectors))
-		fmt.Fprintf(w, "| RSS after converging %d collectors | %s |\n", is.Collectors, rss(is.RSSConverged))
-		fmt.Fprintf(w, "| time to converge %d collectors (Deployments Available / Ready=True) | %s / %s (floor %s) |\n",
-			is.Collectors, secs(is.AvailableSeconds), secs(is.ReadySeconds), secs(is.FloorSeconds))
-		fmt.Fprintf(w, "| writes to converge them | %s |\n", is.ConvergeWrites)
-		fmt.Fprintf(w, "| writes in %.0f s of idling | %s (%.0f reconciles) |\n", is.IdleSeconds, is.IdleWrites, is.IdleReconciles)
-		if is.ResyncWrites != nil {
-			fmt.Fprintf(w, "| writes per no-op resync (--sync-period=%.0fs, %.0f s) | %s (%s writes, %.0f reconciles) |\n",
-				is.SyncPeriodSeconds, is.IdleSeconds, perResync(is), *is.ResyncWrites, is.ResyncReconciles)
-		}
-		fmt.Fprintln(w)
-	}
-	for _, s := range res.Scenarios {
-		fmt.Fprintf(w, "Scenario %s: noise %s; load average %s when the collectors were created, %s at the floor; creating the collectors took %.1f s; writes to converge: %s",
-			s.Name, s.NoiseSizes, s.LoadAtCollectors, s.LoadAtFloor, s.CreateSeconds, s.ConvergeWrites)
-		if s.RestartWrites != nil {
-			fmt.Fprintf(w, "; on a restart: start-up reconciles done after %.1f s, writes: %s", s.RestartQuietSeconds, *s.RestartWrites)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-func perResync(s *scenarioResult) string {
-	if s.ResyncWrites == nil || s.ResyncReconciles == 0 {
-		return "n/a"
-	}
-	resyncs := s.ResyncReconciles / float64(s.Collectors)
-	return strconv.FormatFloat(float64(s.ResyncWrites.Total)/resyncs, 'f', -1, 64)
 }

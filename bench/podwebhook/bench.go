@@ -127,8 +127,12 @@ func (b *bench) prepare(ctx context.Context) error {
 		return err
 	}
 	b.rs["bench-java"] = rs
-	// Warm-up: one pod per case until each is mutated as expected (the operator's caches are
-	// synced and the API server has a connection to the webhook).
+	return b.warmUp(ctx)
+}
+
+// warmUp creates one pod per case until each is mutated as expected (the operator's caches are
+// synced and the API server has a connection to the webhook).
+func (b *bench) warmUp(ctx context.Context) error {
 	for _, cs := range cases {
 		err := poll(ctx, 500*time.Millisecond, b.cfg.timeout, "warm-up of "+cs.name, func(ctx context.Context) (bool, error) {
 			p := b.pod(cs, "warmup-"+strconv.FormatInt(time.Now().UnixNano(), 36))

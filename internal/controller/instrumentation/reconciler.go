@@ -55,7 +55,6 @@ func (r *Reconciler) now() time.Time {
 
 // Reconcile implements reconcile.Reconciler: scan, write the statuses that changed, restart.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	list := &v1alpha1.InstrumentationList{}
 	if err := r.Client.List(ctx, list); err != nil {
 		return ctrl.Result{}, err
@@ -67,24 +66,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		pendingWorkloads.Set(0)
 		return ctrl.Result{}, nil // the next Instrumentation to be created queues a scan
 	}
+	keys := make([]types.NamespacedName, 0, len(items))
+	for _, in := range items {
+		keys = append(keys, types.NamespacedName{Namespace: in.Namespace, Name: in.Name})
+	}
+	workloads, sums, err := r.scan(ctx, items, keys)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	errs := r.writeStatuses(ctx, items, keys, sums)
+	byKey := map[types.NamespacedName]*v1alpha1.Instrumentation{}
+	for i := range items {
+		byKey[keys[i]] = &items[i]
+	}
+	result := ctrl.Result{RequeueAfter: r.Interval}
+	errs = append(errs, r.restartPending(ctx, workloads, byKey, &result)...)
+	if len(errs) > 0 {
+		return ctrl.Result{}, fmt.Errorf("%v", errs)
+	}
+	return result, nil
+}
+
+// scan reads the workloads of the namespaces items select, sums them up per Instrumentation
+// (keys[i] is items[i]'s) and sets the scan metrics.
+func (r *Reconciler) scan(ctx context.Context, items []v1alpha1.Instrumentation, keys []types.NamespacedName) ([]*Workload, map[types.NamespacedName]*Summary, error) {
 	ix := NewIndex(items)
 	start := time.Now()
 	stats := &Stats{}
 	nss, err := r.Scanner.Namespaces(ctx, ix, r.Namespaces, stats)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, nil, err
 	}
 	var workloads []*Workload
 	for ns, ann := range nss {
 		ws, err := r.Scanner.Namespace(ctx, ns, ann, ix, stats)
 		if err != nil {
-			return ctrl.Result{}, err
+			return nil, nil, err
 		}
 		workloads = append(workloads, ws...)
-	}
-	keys := make([]types.NamespacedName, 0, len(items))
-	for _, in := range items {
-		keys = append(keys, types.NamespacedName{Namespace: in.Namespace, Name: in.Name})
 	}
 	sums := Summarize(keys, workloads)
 	scanSeconds.Set(time.Since(start).Seconds())
@@ -95,9 +114,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		total += len(s.Pending)
 	}
 	pendingWorkloads.Set(float64(total))
-	log.V(1).Info("scanned", "namespaces", stats.Namespaces, "workloads", stats.Workloads, "following", len(workloads),
+	ctrl.LoggerFrom(ctx).V(1).Info("scanned", "namespaces", stats.Namespaces, "workloads", stats.Workloads, "following", len(workloads),
 		"replicaSets", stats.ReplicaSets, "pods", stats.Pods, "requests", stats.Requests, "took", time.Since(start).String())
+	return workloads, sums, nil
+}
 
+// writeStatuses patches the status of every Instrumentation whose workloads changed, with an
+// Event on a transition; an Instrumentation deleted since the list is skipped.
+func (r *Reconciler) writeStatuses(ctx context.Context, items []v1alpha1.Instrumentation, keys []types.NamespacedName, sums map[types.NamespacedName]*Summary) []error {
+	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range items {
 		in := &items[i]
@@ -119,12 +144,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 			r.Recorder.Eventf(in, nil, ev.Type, ev.Reason, "Scan", "%s", ev.Note)
 		}
 	}
+	return errs
+}
 
-	byKey := map[types.NamespacedName]*v1alpha1.Instrumentation{}
-	for i := range items {
-		byKey[keys[i]] = &items[i]
-	}
-	result := ctrl.Result{RequeueAfter: r.Interval}
+// restartPending restarts the workloads whose Instrumentations opted in, as far as the rate limit
+// allows; when it defers a restart it shortens result's RequeueAfter to the limiter's wait.
+func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, byKey map[types.NamespacedName]*v1alpha1.Instrumentation, result *ctrl.Result) []error {
+	log := ctrl.LoggerFrom(ctx)
+	var errs []error
 	for _, w := range RestartCandidates(workloads, func(k types.NamespacedName) bool { return r.optIn(byKey[k]) }) {
 		now := r.now()
 		if !r.Limiter.Allow(now) {
@@ -154,10 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return ctrl.Result{}, fmt.Errorf("%v", errs)
-	}
-	return result, nil
+	return errs
 }
 
 // optIn reports whether the workloads pending for in may be restarted.

@@ -120,12 +120,35 @@ func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats 
 // Namespace returns the workloads of ns that ask for instrumentation served by ix, with their
 // pods counted.
 func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
-	var out []*Workload
+	out, err := s.workloads(ctx, ns, nsAnn, ix, stats)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
 	byUID := map[types.UID]*Workload{}
+	hasDeployments := false
+	for _, w := range out {
+		byUID[w.UID] = w
+		hasDeployments = hasDeployments || w.Kind == KindDeployment
+	}
+	var rss map[types.UID]rsInfo
+	if hasDeployments {
+		if rss, err = s.replicaSets(ctx, ns, byUID, stats); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.observePods(ctx, ns, byUID, rss, stats); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// workloads lists the Deployments, StatefulSets and DaemonSets of ns and returns those that ask
+// for instrumentation served by ix.
+func (s Scanner) workloads(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
+	var out []*Workload
 	add := func(w *Workload) {
 		if w != nil {
 			out = append(out, w)
-			byUID[w.UID] = w
 		}
 	}
 	deps := &appsv1.DeploymentList{}
@@ -137,7 +160,6 @@ func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]stri
 	}); err != nil {
 		return nil, fmt.Errorf("listing deployments in %s: %w", ns, err)
 	}
-	hasDeployments := len(out) > 0
 	sts := &appsv1.StatefulSetList{}
 	if err := s.list(ctx, sts, ns, stats, func() {
 		stats.Workloads += len(sts.Items)
@@ -156,34 +178,40 @@ func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]stri
 	}); err != nil {
 		return nil, fmt.Errorf("listing daemonsets in %s: %w", ns, err)
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
+	return out, nil
+}
 
-	// ReplicaSets of the Deployments we follow: UID -> Deployment and revision.
-	type rsInfo struct {
-		w        *Workload
-		revision string
-	}
+// rsInfo is a ReplicaSet of a followed Deployment: the Deployment and the revision it stands for.
+type rsInfo struct {
+	w        *Workload
+	revision string
+}
+
+// replicaSets maps the UIDs of ns's ReplicaSets that belong to a followed Deployment (in byUID)
+// to that Deployment and the revision.
+func (s Scanner) replicaSets(ctx context.Context, ns string, byUID map[types.UID]*Workload, stats *Stats) (map[types.UID]rsInfo, error) {
 	rss := map[types.UID]rsInfo{}
-	if hasDeployments {
-		l := metadataList("ReplicaSetList")
-		if err := s.list(ctx, l, ns, stats, func() {
-			stats.ReplicaSets += len(l.Items)
-			for _, rs := range l.Items {
-				ref := metav1.GetControllerOf(&rs)
-				if ref == nil || ref.Kind != KindDeployment {
-					continue
-				}
-				if w := byUID[ref.UID]; w != nil && w.Kind == KindDeployment {
-					rss[rs.UID] = rsInfo{w: w, revision: rs.Annotations[DeploymentRevisionAnnotation]}
-				}
+	l := metadataList("ReplicaSetList")
+	if err := s.list(ctx, l, ns, stats, func() {
+		stats.ReplicaSets += len(l.Items)
+		for _, rs := range l.Items {
+			ref := metav1.GetControllerOf(&rs)
+			if ref == nil || ref.Kind != KindDeployment {
+				continue
 			}
-		}); err != nil {
-			return nil, fmt.Errorf("listing replicasets in %s: %w", ns, err)
+			if w := byUID[ref.UID]; w != nil && w.Kind == KindDeployment {
+				rss[rs.UID] = rsInfo{w: w, revision: rs.Annotations[DeploymentRevisionAnnotation]}
+			}
 		}
+	}); err != nil {
+		return nil, fmt.Errorf("listing replicasets in %s: %w", ns, err)
 	}
+	return rss, nil
+}
 
+// observePods counts every live pod of ns on the followed workload that controls it (through
+// its ReplicaSet for Deployments).
+func (s Scanner) observePods(ctx context.Context, ns string, byUID map[types.UID]*Workload, rss map[types.UID]rsInfo, stats *Stats) error {
 	pods := metadataList("PodList")
 	if err := s.list(ctx, pods, ns, stats, func() {
 		stats.Pods += len(pods.Items)
@@ -208,7 +236,7 @@ func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]stri
 			}
 		}
 	}); err != nil {
-		return nil, fmt.Errorf("listing pods in %s: %w", ns, err)
+		return fmt.Errorf("listing pods in %s: %w", ns, err)
 	}
-	return out, nil
+	return nil
 }

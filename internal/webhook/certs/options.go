@@ -19,12 +19,12 @@ import (
 type Mode string
 
 const (
-	// ModeSelf: the operator creates, stores, rotates and injects the certificate itself.
+	// ModeSelf means the operator creates, stores, rotates and injects the certificate itself.
 	ModeSelf Mode = "self"
-	// ModeCertManager: cert-manager issues the certificate into a mounted Secret and its
+	// ModeCertManager means cert-manager issues the certificate into a mounted Secret and its
 	// cainjector injects the CA bundle; the operator does nothing.
 	ModeCertManager Mode = "cert-manager"
-	// ModeFiles: the certificate files are provided in the cert dir by other means; the
+	// ModeFiles means the certificate files are provided in the cert dir by other means; the
 	// operator does nothing.
 	ModeFiles Mode = "files"
 )
