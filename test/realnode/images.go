@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,9 @@ type Image struct {
 	Args []string
 	// Env holds KEY=VALUE entries.
 	Env []string
+	// Files are more regular files (mode 0644), by absolute path in the image; their folders must
+	// be / or one of the image's standard folders.
+	Files map[string]string
 }
 
 // Image names of the images the cluster always loads.
@@ -33,6 +38,12 @@ const (
 	// CollectorImage runs hack/tools/otelcol (OTLP receiver, debug exporter, opamp and
 	// health_check extensions).
 	CollectorImage = "otelop.test/otelcol:1"
+	// AgentImage stands in for a language agent image (Instrumentation spec.java.image): it holds
+	// /javaagent.jar (AgentJarContent) and /cp (test/realnode/cmd/cp), what the injected init
+	// container runs.
+	AgentImage = "otelop.test/javaagent:1"
+	// AgentJarContent is the content of /javaagent.jar in AgentImage.
+	AgentJarContent = "otelop real-node test javaagent\n"
 )
 
 // writeDockerArchive writes img as a docker-archive tarball (the format `docker save` writes and
@@ -61,6 +72,20 @@ func writeDockerArchive(img Image, path string) error {
 	}
 	if _, err := lw.Write(bin); err != nil {
 		return err
+	}
+	names := make([]string, 0, len(img.Files))
+	for name := range img.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data := img.Files[name]
+		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(name, "/"), Mode: 0o644, Size: int64(len(data)), ModTime: epoch}); err != nil {
+			return err
+		}
+		if _, err := lw.Write([]byte(data)); err != nil {
+			return err
+		}
 	}
 	if err := lw.Close(); err != nil {
 		return err
@@ -125,7 +150,7 @@ func (c *Cluster) LoadImage(img Image) error {
 	return os.Remove(path)
 }
 
-// buildBinaries compiles the test programs (pause, otlpapp, runc-oomfix) and the collector as
+// buildBinaries compiles the test programs (pause, otlpapp, cp, runc-oomfix) and the collector as
 // static binaries into dir. The Go build cache makes this take seconds after the first run.
 func buildBinaries(root, dir string) error {
 	env := append(os.Environ(), "CGO_ENABLED=0")

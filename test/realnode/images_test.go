@@ -17,7 +17,8 @@ func TestDockerArchiveHoldsManifestConfigAndOneLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "img.tar")
-	if err := writeDockerArchive(Image{Name: "otelop.test/hello:1", Binary: bin, Args: []string{"-v"}}, path); err != nil {
+	if err := writeDockerArchive(Image{Name: "otelop.test/hello:1", Binary: bin, Args: []string{"-v"},
+		Files: map[string]string{"/agent.jar": "jar"}}, path); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -62,7 +63,7 @@ func TestDockerArchiveHoldsManifestConfigAndOneLayer(t *testing.T) {
 		t.Errorf("config: %s", files[manifest[0].Config])
 	}
 	layer := tar.NewReader(bytes.NewReader(files[manifest[0].Layers[0]]))
-	found := false
+	found, jar := false, ""
 	for {
 		h, err := layer.Next()
 		if err != nil {
@@ -71,8 +72,15 @@ func TestDockerArchiveHoldsManifestConfigAndOneLayer(t *testing.T) {
 		if h.Name == "hello" && h.Mode == 0o755 {
 			found = true
 		}
+		if h.Name == "agent.jar" {
+			data, _ := io.ReadAll(layer)
+			jar = string(data)
+		}
 	}
 	if !found {
 		t.Error("the layer does not hold the executable /hello")
+	}
+	if jar != "jar" {
+		t.Errorf("the layer holds /agent.jar = %q, want the file given in Files", jar)
 	}
 }

@@ -51,9 +51,9 @@ type Cluster struct {
 	keep           bool
 }
 
-// Start brings up the control plane and the node, loads the pause, collector and OTLP app images,
-// and returns once the node is Ready. It must run inside Main's namespaces. On failure it stops
-// whatever it started.
+// Start brings up the control plane and the node, loads the pause, collector, OTLP app and agent
+// images, and returns once the node is Ready. It must run inside Main's namespaces. On failure it
+// stops whatever it started.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if !Inside() {
 		return nil, errors.New("realnode: Start must run inside the namespaces of realnode.Main")
@@ -108,6 +108,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		{Name: PauseImage, Binary: filepath.Join(c.binDir, "pause")},
 		{Name: CollectorImage, Binary: filepath.Join(c.binDir, "otelcol")},
 		{Name: OTLPAppImage, Binary: filepath.Join(c.binDir, "otlpapp")},
+		{Name: AgentImage, Binary: filepath.Join(c.binDir, "cp"), Files: map[string]string{"/javaagent.jar": AgentJarContent}},
 	} {
 		if err := c.LoadImage(img); err != nil {
 			return c, err
