@@ -167,3 +167,69 @@ func buildBinaries(root, dir string) error {
 	}
 	return run(filepath.Join(root, "hack", "tools", "otelcol"), "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelcol"), ".")
 }
+
+// LoadOCILayout imports the OCI layout in dir (as internal/imagebuild writes it: one image index
+// tagged with a bare tag) into the node's containerd as repo:<tag>: it tars the layout into an
+// OCI archive and runs `ctr images import --base-name repo`.
+func (c *Cluster) LoadOCILayout(dir, repo string) error {
+	archive := filepath.Join(c.Dir, "images", filepath.Base(dir)+".oci.tar")
+	if err := os.MkdirAll(filepath.Dir(archive), 0o700); err != nil {
+		return err
+	}
+	if err := tarDir(dir, archive); err != nil {
+		return fmt.Errorf("archiving %s: %w", dir, err)
+	}
+	out, err := exec.Command("ctr", "--address", c.containerdSock, "-n", "k8s.io", "images", "import",
+		"--base-name", repo, archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("importing %s as %s: %w: %s", dir, repo, err, out)
+	}
+	return os.Remove(archive)
+}
+
+// tarDir writes the regular files and folders under dir into the tarball path, with names
+// relative to dir.
+func tarDir(dir, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	err = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if info.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
