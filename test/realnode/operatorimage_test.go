@@ -2,15 +2,17 @@ package realnode_test
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"os"
-	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -20,8 +22,68 @@ import (
 	"github.com/otelop/otelop/test/realnode"
 )
 
-// operatorImage is the name the operator's image gets on the node.
+// operatorImageRepo is the name the operator's image gets on the node (tag "1").
 const operatorImageRepo = "otelop.test/opentelemetry-operator"
+
+// operatorImage is the build of the operator's image, started by setup while the cluster starts.
+var operatorImage imageBuild
+
+// imageBuild is an image build running in the background.
+type imageBuild struct {
+	done chan struct{}
+	res  imagebuild.Result
+	err  error
+	out  string
+}
+
+// buildOperatorImage starts building the operator's image for this platform, as `make images`
+// does (internal/imagebuild), unless the -run filter excludes TestOperatorImageRunsOnTheNode.
+func buildOperatorImage(ctx context.Context) {
+	operatorImage.done = make(chan struct{})
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		if ok, _ := regexp.MatchString(f.Value.String(), "TestOperatorImageRunsOnTheNode"); !ok {
+			operatorImage.err = errors.New("not built: excluded by -run")
+			close(operatorImage.done)
+			return
+		}
+	}
+	go func() {
+		defer close(operatorImage.done)
+		if operatorImage.out, operatorImage.err = os.MkdirTemp("", "operator-image-"); operatorImage.err != nil {
+			return
+		}
+		res, err := imagebuild.Build(ctx, imagebuild.Options{
+			Dir: testenv.RepoRoot(), Binaries: []string{"opentelemetry-operator"},
+			Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+			Meta:      imagebuild.Meta{Version: "1", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+			Out:       operatorImage.out,
+		})
+		if err == nil {
+			operatorImage.res = res[0]
+		}
+		operatorImage.err = err
+	}()
+}
+
+// wait returns the build's result once it is done.
+func (b *imageBuild) wait() (imagebuild.Result, error) {
+	if b.done == nil {
+		return imagebuild.Result{}, errors.New("not built: setup did not run")
+	}
+	<-b.done
+	return b.res, b.err
+}
+
+// remove waits for the build and removes its output.
+func (b *imageBuild) remove() {
+	if b.done == nil {
+		return
+	}
+	<-b.done
+	if b.out != "" {
+		_ = os.RemoveAll(b.out)
+	}
+}
 
 // TestOperatorImageRunsOnTheNode: the operator's image as `make images` builds it
 // (internal/imagebuild: static binary on the shared base layer, numeric non-root user, no shell),
@@ -35,18 +97,11 @@ func TestOperatorImageRunsOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 
-	start := time.Now()
-	out := filepath.Join(cluster.Dir, "oci")
-	res, err := imagebuild.Build(ctx, imagebuild.Options{
-		Dir: testenv.RepoRoot(), Binaries: []string{"opentelemetry-operator"},
-		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		Meta:      imagebuild.Meta{Version: "1", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-		Out:       out,
-	})
+	res, err := operatorImage.wait()
 	g.Expect(err).NotTo(HaveOccurred())
-	defer os.RemoveAll(out)
-	g.Expect(cluster.LoadOCILayout(res[0].Dir, operatorImageRepo)).To(Succeed())
-	t.Logf("operator image %s built and imported in %s", res[0].Digest, time.Since(start).Round(100*time.Millisecond))
+	start := time.Now()
+	g.Expect(cluster.LoadOCILayout(res.Dir, operatorImageRepo)).To(Succeed())
+	t.Logf("operator image %s (built during the cluster's start) imported in %s", res.Digest, time.Since(start).Round(100*time.Millisecond))
 
 	cs := cluster.Clientset
 	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
@@ -75,7 +130,7 @@ spec:
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined},
+				RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
 				Name: "operator", Image: operatorImageRepo + ":1", ImagePullPolicy: corev1.PullNever,
