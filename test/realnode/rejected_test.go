@@ -101,8 +101,8 @@ spec:
 		c := readyCondition(g, ns, "loud")
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(v1beta1.ReasonCrashLoopBackOff))
-		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf("pod %s: container otc-container ", podName)))
-		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf("last exit code %d", exitCode)))
+		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf("pod %s: container otc-container is crash-looping, last exit code %d",
+			podName, exitCode)))
 		col := &v1beta1.OpenTelemetryCollector{}
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "loud"}, col)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(col.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())

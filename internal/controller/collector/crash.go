@@ -23,8 +23,9 @@ type podCrash struct {
 	pod, container string
 	// init is true for an init container.
 	init bool
-	// backOff is true while the kubelet waits before the next restart (CrashLoopBackOff).
-	backOff  bool
+	// looping is true once the kubelet has restarted the container (or waits to, in
+	// CrashLoopBackOff); false for a first crash.
+	looping  bool
 	exitCode int32
 	// reason is the termination reason (Error, OOMKilled, ...).
 	reason string
@@ -34,7 +35,9 @@ type podCrash struct {
 	message string
 }
 
-// Message is the status message naming the pod, the container, how it ended and why.
+// Message is the status message naming the pod, the container, how it ended and why. It does not
+// change from one restart to the next (no restart count, no current state), so a crash loop does
+// not rewrite the status on every restart.
 func (c *podCrash) Message() string {
 	kind := "container"
 	if c.init {
@@ -42,8 +45,8 @@ func (c *podCrash) Message() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s: %s %s ", c.pod, kind, c.container)
-	if c.backOff {
-		b.WriteString("is crash-looping (CrashLoopBackOff)")
+	if c.looping {
+		b.WriteString("is crash-looping")
 	} else {
 		b.WriteString("crashed")
 	}
@@ -109,7 +112,7 @@ func containerCrash(s corev1.ContainerStatus) *podCrash {
 	}
 	return &podCrash{
 		container: s.Name,
-		backOff:   s.State.Waiting != nil && s.State.Waiting.Reason == crashLoopBackOff,
+		looping:   s.RestartCount > 0 || (s.State.Waiting != nil && s.State.Waiting.Reason == crashLoopBackOff),
 		exitCode:  term.ExitCode,
 		reason:    term.Reason,
 		message:   truncate(lastLine(term.Message), 500),

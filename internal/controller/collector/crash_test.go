@@ -51,13 +51,13 @@ func TestCrashOf(t *testing.T) {
 		{"back-off with the last line of the message",
 			[]corev1.Pod{pod("a", nil, []corev1.ContainerStatus{pending}),
 				pod("b", nil, []corev1.ContainerStatus{crashLooping("otc-container", 1, "starting\nError: invalid configuration: verbosity loud\n\n")})},
-			"pod b: container otc-container is crash-looping (CrashLoopBackOff), last exit code 1 (Error): Error: invalid configuration: verbosity loud"},
+			"pod b: container otc-container is crash-looping, last exit code 1 (Error): Error: invalid configuration: verbosity loud"},
 		{"running again after a crash", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{upAgain})},
-			"pod a: container otc-container crashed, last exit code 1"},
+			"pod a: container otc-container is crash-looping, last exit code 1"},
 		{"terminated now", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{justDied})},
 			"pod a: container otc-container crashed, last exit code 2: bad flag"},
 		{"init container first", []corev1.Pod{pod("a", []corev1.ContainerStatus{crashLooping("init", 3, "")}, []corev1.ContainerStatus{pending})},
-			"pod a: init container init is crash-looping (CrashLoopBackOff), last exit code 3 (Error)"},
+			"pod a: init container init is crash-looping, last exit code 3 (Error)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
@@ -100,7 +100,7 @@ func TestStatusOfACrashLoopingCollector(t *testing.T) {
 		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1beta1.ReasonCrashLoopBackOff {
 			t.Fatalf("Ready: %+v", ready)
 		}
-		want := "Deployment c-collector: 0/1 pods available; pod c-collector-x: container otc-container is crash-looping (CrashLoopBackOff), last exit code 1 (Error): boom"
+		want := "Deployment c-collector: 0/1 pods available; pod c-collector-x: container otc-container is crash-looping, last exit code 1 (Error): boom"
 		if ready.Message != want {
 			t.Errorf("message\n got %q\nwant %q", ready.Message, want)
 		}

@@ -57,7 +57,7 @@ func TestCrashLoopingPodIsReportedInStatus(t *testing.T) {
 		g.Expect(ready.Reason).To(Equal(v1beta1.ReasonCrashLoopBackOff))
 		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(ready.Message).To(Equal("Deployment crashy-collector: 0/1 pods available; pod crashy-collector-5d8f-x2x: " +
-			"container otc-container is crash-looping (CrashLoopBackOff), last exit code 1 (Error): " +
+			"container otc-container is crash-looping, last exit code 1 (Error): " +
 			"Error: invalid configuration: crashy-collector-5d8f-x2x"))
 		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
