@@ -233,6 +233,7 @@ func tarDir(dir, path string) error {
 	}
 	return f.Close()
 }
+
 // buildBinaries compiles the test programs (pause, otlpapp, cp, runc-oomfix) and the collector as
 // static binaries into dir. The Go build cache makes this take seconds after the first run.
 func buildBinaries(root, dir string) error {
