@@ -35,6 +35,11 @@ const (
 	// ReasonWorkloadUnavailable: Ready=False; the workload exists but not enough pods are
 	// available.
 	ReasonWorkloadUnavailable = "WorkloadUnavailable"
+	// ReasonCrashLoopBackOff: Ready=False, Stalled=True; the workload is not available because a
+	// container of the collector's pods keeps exiting with an error (usually a configuration the
+	// collector refuses at start). The message names the pod, the container, the exit code and
+	// the last line of the termination message. It clears once the pods are available.
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
 	// ReasonInvalidSpec: Stalled=True, Ready=False; the spec cannot be built into objects (for
 	// example an invalid collector configuration). Retrying will not help until the spec changes.
 	ReasonInvalidSpec = "InvalidSpec"

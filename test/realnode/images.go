@@ -2,18 +2,22 @@ package realnode
 
 import (
 	"archive/tar"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/otelop/otelop/internal/imagebuild"
 )
 
-// Image is a one-binary container image: the binary at /<base name of Binary>, run as entrypoint.
+// Image is a one-binary container image: the binary at /usr/local/bin/<base name of Binary>, run
+// as entrypoint by the nonroot user (built like the shipped images, see writeImage).
 type Image struct {
 	// Name is the image reference, e.g. "otelop.test/pause:1" (a registry-style name that is never
 	// pulled: the node has the image and pods use imagePullPolicy IfNotPresent).
@@ -24,6 +28,9 @@ type Image struct {
 	Args []string
 	// Env holds KEY=VALUE entries.
 	Env []string
+	// Files are more regular files (mode 0644), by absolute path in the image; their folder must
+	// be / or /usr/local/bin.
+	Files map[string]string
 }
 
 // Image names of the images the cluster always loads.
@@ -33,73 +40,193 @@ const (
 	// CollectorImage runs hack/tools/otelcol (OTLP receiver, debug exporter, opamp and
 	// health_check extensions).
 	CollectorImage = "otelop.test/otelcol:1"
+	// AgentImage stands in for a language agent image (Instrumentation spec.java.image): it holds
+	// /javaagent.jar (AgentJarContent) and cp (test/realnode/cmd/cp, on the PATH), what the
+	// injected init container runs.
+	AgentImage = "otelop.test/javaagent:1"
+	// AgentJarContent is the content of /javaagent.jar in AgentImage.
+	AgentJarContent = "otelop real-node test javaagent\n"
 )
 
-// writeDockerArchive writes img as a docker-archive tarball (the format `docker save` writes and
-// `ctr images import` reads): manifest.json, the image config and one layer holding the binary.
-// Small on purpose; a shared image builder (internal/imagebuild) can replace it.
-func writeDockerArchive(img Image, path string) error {
+// imageCreated is the creation time of every test image (fixed: the same binaries give the same
+// digests).
+var imageCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// writeImage writes img as an OCI layout in dir, built the way the shipped images are
+// (internal/imagebuild): the shared base layer (users root and nonroot, CA certificates, /tmp)
+// and one layer with the binary at /usr/local/bin/<name> and img.Files; the binary is the
+// entrypoint and the image runs as the nonroot user. It returns the tag, the part of img.Name
+// after the last ':'.
+func writeImage(img Image, dir string) (tag string, err error) {
+	repo, tag, ok := cutTag(img.Name)
+	if !ok {
+		return "", fmt.Errorf("image name %q has no tag", img.Name)
+	}
 	bin, err := os.ReadFile(img.Binary)
 	if err != nil {
-		return err
+		return "", err
 	}
-	entry := "/" + filepath.Base(img.Binary)
-	var layer bytes.Buffer
-	lw := tar.NewWriter(&layer)
-	epoch := time.Unix(0, 0)
-	for _, d := range []string{"tmp/", "etc/", "dev/", "proc/", "sys/"} {
-		mode := int64(0o755)
-		if d == "tmp/" {
-			mode = 0o1777
-		}
-		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: mode, ModTime: epoch}); err != nil {
-			return err
-		}
+	name := filepath.Base(img.Binary)
+	entries := imagebuild.BinaryEntries(name, bin)
+	for p, data := range img.Files {
+		entries = append(entries, imagebuild.Entry{Path: p, Mode: 0o644, Data: []byte(data)})
 	}
-	if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry[1:], Mode: 0o755, Size: int64(len(bin)), ModTime: epoch}); err != nil {
-		return err
-	}
-	if _, err := lw.Write(bin); err != nil {
-		return err
-	}
-	if err := lw.Close(); err != nil {
-		return err
-	}
-	layerSum := sha256.Sum256(layer.Bytes())
-	layerID := hex.EncodeToString(layerSum[:])
-	env := append([]string{"PATH=/"}, img.Env...)
-	config, err := json.Marshal(map[string]any{
-		"architecture": "amd64", "os": "linux", "created": epoch.UTC().Format(time.RFC3339),
-		"config": map[string]any{"Entrypoint": []string{entry}, "Cmd": img.Args, "Env": env},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + layerID}},
-	})
+	layer, err := tarLayer(entries)
 	if err != nil {
-		return err
+		return "", err
 	}
-	configSum := sha256.Sum256(config)
-	configName := hex.EncodeToString(configSum[:]) + ".json"
-	manifest, err := json.Marshal([]map[string]any{{
-		"Config": configName, "RepoTags": []string{img.Name}, "Layers": []string{layerID + "/layer.tar"},
-	}})
+	base, err := tarLayer(imagebuild.BaseEntries(imagebuild.CABundle()))
 	if err != nil {
+		return "", err
+	}
+	p := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+	m := imagebuild.Meta{Name: name, Version: tag, Source: repo, Created: imageCreated}
+	image, err := imagebuild.Image(m, p, base, layer)
+	if err != nil {
+		return "", err
+	}
+	if len(img.Args) > 0 || len(img.Env) > 0 {
+		cf, err := image.ConfigFile()
+		if err != nil {
+			return "", err
+		}
+		cf = cf.DeepCopy()
+		cf.Config.Cmd = img.Args
+		cf.Config.Env = append(cf.Config.Env, img.Env...)
+		if image, err = mutate.ConfigFile(image, cf); err != nil {
+			return "", err
+		}
+	}
+	idx, err := imagebuild.Index(m, []imagebuild.PlatformImage{{Platform: p, Image: image}})
+	if err != nil {
+		return "", err
+	}
+	_, err = imagebuild.WriteLayout(dir, idx, tag)
+	return tag, err
+}
+
+func tarLayer(entries []imagebuild.Entry) (v1.Layer, error) {
+	data, err := imagebuild.Tar(entries, imageCreated)
+	if err != nil {
+		return nil, err
+	}
+	return imagebuild.Layer(data)
+}
+
+// cutTag splits "repo:tag" (the repository may hold a registry port: the tag follows the last ':'
+// after the last '/').
+func cutTag(ref string) (repo, tag string, ok bool) {
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i+1:], "/") {
+		return ref, "", false
+	}
+	return ref[:i], ref[i+1:], true
+}
+
+// LoadImage builds img (writeImage) and imports it into the node's containerd (namespace k8s.io,
+// where the CRI plugin looks).
+func (c *Cluster) LoadImage(img Image) error {
+	if err := c.writeImages([]Image{img}); err != nil {
 		return err
 	}
+	return c.importImage(img)
+}
+
+// imageDir is where writeImages puts img's OCI layout.
+func (c *Cluster) imageDir(img Image) string {
+	return filepath.Join(c.Dir, "images", filepath.Base(img.Binary))
+}
+
+// writeImages writes the OCI layouts of imgs in parallel (compressing the layers is most of the
+// work).
+func (c *Cluster) writeImages(imgs []Image) error {
+	errs := make(chan error, len(imgs))
+	for _, img := range imgs {
+		go func() {
+			if _, err := writeImage(img, c.imageDir(img)); err != nil {
+				errs <- fmt.Errorf("building image %s: %w", img.Name, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range imgs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// importImage imports the layout writeImages wrote for img and removes it.
+func (c *Cluster) importImage(img Image) error {
+	repo, _, _ := cutTag(img.Name)
+	if err := c.LoadOCILayout(c.imageDir(img), repo); err != nil {
+		return err
+	}
+	return os.RemoveAll(c.imageDir(img))
+}
+
+// LoadOCILayout imports the OCI layout in dir (as internal/imagebuild writes it: one image index
+// tagged with a bare tag) into the node's containerd as repo:<tag>: it tars the layout into an
+// OCI archive and runs `ctr images import --base-name repo`.
+func (c *Cluster) LoadOCILayout(dir, repo string) error {
+	archive := filepath.Join(c.Dir, "images", filepath.Base(dir)+".oci.tar")
+	if err := os.MkdirAll(filepath.Dir(archive), 0o700); err != nil {
+		return err
+	}
+	if err := tarDir(dir, archive); err != nil {
+		return fmt.Errorf("archiving %s: %w", dir, err)
+	}
+	out, err := exec.Command("ctr", "--address", c.containerdSock, "-n", "k8s.io", "images", "import",
+		"--base-name", repo, archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("importing %s as %s: %w: %s", dir, repo, err, out)
+	}
+	return os.Remove(archive)
+}
+
+// tarDir writes the regular files and folders under dir into the tarball path, with names
+// relative to dir.
+func tarDir(dir, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	tw := tar.NewWriter(f)
-	for _, e := range []struct {
-		name string
-		data []byte
-	}{{configName, config}, {layerID + "/layer.tar", layer.Bytes()}, {"manifest.json", manifest}} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: 0o644, Size: int64(len(e.data)), ModTime: epoch}); err != nil {
+	err = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || p == dir {
 			return err
 		}
-		if _, err := tw.Write(e.data); err != nil {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
 			return err
 		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if info.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if err := tw.Close(); err != nil {
 		return err
@@ -107,25 +234,7 @@ func writeDockerArchive(img Image, path string) error {
 	return f.Close()
 }
 
-// LoadImage builds img and imports it into the node's containerd (namespace k8s.io, where the
-// CRI plugin looks).
-func (c *Cluster) LoadImage(img Image) error {
-	path := filepath.Join(c.Dir, "images", filepath.Base(img.Binary)+".tar")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	if err := writeDockerArchive(img, path); err != nil {
-		return fmt.Errorf("building image %s: %w", img.Name, err)
-	}
-	out, err := exec.Command("ctr", "--address", c.containerdSock, "-n", "k8s.io", "images", "import",
-		path).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("importing image %s: %w: %s", img.Name, err, out)
-	}
-	return os.Remove(path)
-}
-
-// buildBinaries compiles the test programs (pause, otlpapp, runc-oomfix) and the collector as
+// buildBinaries compiles the test programs (pause, otlpapp, cp, runc-oomfix) and the collector as
 // static binaries into dir. The Go build cache makes this take seconds after the first run.
 func buildBinaries(root, dir string) error {
 	env := append(os.Environ(), "CGO_ENABLED=0")

@@ -2,77 +2,71 @@ package realnode
 
 import (
 	"archive/tar"
-	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/otelop/otelop/internal/imagebuild"
 )
 
-func TestDockerArchiveHoldsManifestConfigAndOneLayer(t *testing.T) {
+// TestImageIsBuiltLikeTheShippedImages: a test image is an OCI layout written by
+// internal/imagebuild: the binary under /usr/local/bin as entrypoint, the nonroot user, the extra
+// files in the binary's layer, the default arguments as Cmd, tagged with the name's tag.
+func TestImageIsBuiltLikeTheShippedImages(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "hello")
 	if err := os.WriteFile(bin, []byte("#!binary"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "img.tar")
-	if err := writeDockerArchive(Image{Name: "otelop.test/hello:1", Binary: bin, Args: []string{"-v"}}, path); err != nil {
-		t.Fatal(err)
+	out := filepath.Join(dir, "layout")
+	tag, err := writeImage(Image{Name: "otelop.test:5000/hello:1", Binary: bin, Args: []string{"-v"},
+		Files: map[string]string{"/agent.jar": "jar"}}, out)
+	if err != nil || tag != "1" {
+		t.Fatalf("tag %q, %v", tag, err)
 	}
-	f, err := os.Open(path)
+	idx, err := imagebuild.ReadLayout(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	files := map[string][]byte{}
-	tr := tar.NewReader(f)
+	im, err := idx.IndexManifest()
+	if err != nil || len(im.Manifests) != 1 {
+		t.Fatalf("index: %+v, %v", im, err)
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Config.Entrypoint[0] != "/usr/local/bin/hello" || cf.Config.User != imagebuild.User || len(cf.Config.Cmd) != 1 || cf.Config.Cmd[0] != "-v" {
+		t.Errorf("config: %+v", cf.Config)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("%d layers, %v", len(layers), err)
+	}
+	rc, err := layers[1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	files := map[string]string{}
+	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
 		if err != nil {
-			t.Fatal(err)
+			break
 		}
 		data, _ := io.ReadAll(tr)
-		files[h.Name] = data
+		files[h.Name] = string(data)
 	}
-	var manifest []struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
+	if files["usr/local/bin/hello"] != "#!binary" || files["agent.jar"] != "jar" {
+		t.Errorf("the binary's layer holds %v", files)
 	}
-	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
-		t.Fatal(err)
-	}
-	if len(manifest) != 1 || manifest[0].RepoTags[0] != "otelop.test/hello:1" || len(manifest[0].Layers) != 1 {
-		t.Fatalf("manifest: %s", files["manifest.json"])
-	}
-	var config struct {
-		Config struct{ Entrypoint, Cmd []string }
-		Rootfs struct {
-			DiffIDs []string `json:"diff_ids"`
-		}
-	}
-	if err := json.Unmarshal(files[manifest[0].Config], &config); err != nil {
-		t.Fatal(err)
-	}
-	if config.Config.Entrypoint[0] != "/hello" || config.Config.Cmd[0] != "-v" || len(config.Rootfs.DiffIDs) != 1 {
-		t.Errorf("config: %s", files[manifest[0].Config])
-	}
-	layer := tar.NewReader(bytes.NewReader(files[manifest[0].Layers[0]]))
-	found := false
-	for {
-		h, err := layer.Next()
-		if err != nil {
-			break
-		}
-		if h.Name == "hello" && h.Mode == 0o755 {
-			found = true
-		}
-	}
-	if !found {
-		t.Error("the layer does not hold the executable /hello")
+	if repo, tag, ok := cutTag("otelop.test:5000/hello"); ok {
+		t.Errorf("cutTag of a name without a tag: %q %q", repo, tag)
 	}
 }

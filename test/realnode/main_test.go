@@ -19,16 +19,19 @@ func TestMain(m *testing.M) { os.Exit(realnode.Main(m, setup)) }
 func setup() (func(failed bool), error) {
 	ctx := context.Background()
 	start := time.Now()
+	buildOperatorImage(ctx)
 	var err error
 	cluster, err = realnode.Start(ctx, realnode.Options{Progress: func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, "realnode: "+f+"\n", a...)
 	}})
 	if err != nil {
+		operatorImage.remove()
 		return nil, err
 	}
 	stopOperator, err := startOperator(ctx)
 	if err != nil {
 		_ = cluster.Stop()
+		operatorImage.remove()
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "realnode: cluster and operator ready in %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -41,6 +44,7 @@ func setup() (func(failed bool), error) {
 			fmt.Fprintln(os.Stderr, "realnode: logs kept in", cluster.Keep())
 		}
 		stopOperator()
+		operatorImage.remove()
 		t := time.Now()
 		_ = cluster.Stop()
 		fmt.Fprintf(os.Stderr, "realnode: cluster stopped in %s\n", time.Since(t).Round(100*time.Millisecond))

@@ -51,9 +51,9 @@ type Cluster struct {
 	keep           bool
 }
 
-// Start brings up the control plane and the node, loads the pause, collector and OTLP app images,
-// and returns once the node is Ready. It must run inside Main's namespaces. On failure it stops
-// whatever it started.
+// Start brings up the control plane and the node, loads the pause, collector, OTLP app and agent
+// images, and returns once the node is Ready. It must run inside Main's namespaces. On failure it
+// stops whatever it started.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if !Inside() {
 		return nil, errors.New("realnode: Start must run inside the namespaces of realnode.Main")
@@ -77,8 +77,20 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}()
 	start := time.Now()
+	images := []Image{
+		{Name: PauseImage, Binary: filepath.Join(c.binDir, "pause")},
+		{Name: CollectorImage, Binary: filepath.Join(c.binDir, "otelcol")},
+		{Name: OTLPAppImage, Binary: filepath.Join(c.binDir, "otlpapp")},
+		{Name: AgentImage, Binary: filepath.Join(c.binDir, "cp"), Files: map[string]string{"/javaagent.jar": AgentJarContent}},
+	}
 	built := make(chan error, 1)
-	go func() { built <- buildBinaries(repoRoot(), c.binDir) }()
+	go func() {
+		if err := buildBinaries(repoRoot(), c.binDir); err != nil {
+			built <- err
+			return
+		}
+		built <- c.writeImages(images)
+	}()
 
 	cpDir := filepath.Join(c.Dir, "control-plane")
 	pki := filepath.Join(cpDir, "pki")
@@ -104,12 +116,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.startContainerd(ctx); err != nil {
 		return c, err
 	}
-	for _, img := range []Image{
-		{Name: PauseImage, Binary: filepath.Join(c.binDir, "pause")},
-		{Name: CollectorImage, Binary: filepath.Join(c.binDir, "otelcol")},
-		{Name: OTLPAppImage, Binary: filepath.Join(c.binDir, "otlpapp")},
-	} {
-		if err := c.LoadImage(img); err != nil {
+	for _, img := range images {
+		if err := c.importImage(img); err != nil {
 			return c, err
 		}
 	}

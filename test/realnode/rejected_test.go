@@ -8,16 +8,20 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/test/realnode"
 )
 
 // TestConfigTheCollectorRejects: a pipeline naming an exporter that is not configured is refused
 // by our admission webhook, naming the field; a config that only the collector itself can judge
 // (an unknown debug exporter verbosity) is admitted, and then the crash is visible: the container
-// restarts with the collector's error in its log. The test records what the collector's status
-// says meanwhile.
+// restarts with the collector's error in its log, and the collector's status says it is
+// crash-looping (reason CrashLoopBackOff, naming the pod, the container and the exit code).
 func TestConfigTheCollectorRejects(t *testing.T) {
 	realnode.Require(t)
 	g := NewWithT(t)
@@ -82,16 +86,32 @@ spec:
 		g.Expect(string(logs)).To(ContainSubstring("loud"))
 	}).WithTimeout(timeout).WithPolling(time.Second).Should(Succeed())
 
-	// What the collector's status says while its only pod crash-loops. Today it follows the
-	// Deployment's available replicas, so it flips between Ready=True (the container is up for a
-	// moment, there is no probe) and Progressing; it never names the crash. Recorded, not asserted,
-	// until the status reports crash-looping pods (see the real-node notes in README).
-	seen := map[string]int{}
-	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+	// The collector's status names the crash: Ready=False and Stalled=True with reason
+	// CrashLoopBackOff, the pod, the container and the exit code in the message, and a Warning
+	// Event. (Between crashes the container runs for a moment; with no readiness probe the
+	// Deployment counts it available then, and Ready may be True briefly.)
+	var podName string
+	var exitCode int32
+	g.Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1))
+		podName = pods.Items[0].Name
+		exitCode = pods.Items[0].Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode
 		c := readyCondition(g, ns, "loud")
-		seen[fmt.Sprintf("Ready=%s reason=%s message=%q", c.Status, c.Reason, c.Message)]++
-	}
-	for k, n := range seen {
-		t.Logf("status of the crash-looping collector (%d samples): %s", n, k)
-	}
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(v1beta1.ReasonCrashLoopBackOff))
+		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf("pod %s: container otc-container is crash-looping, last exit code %d",
+			podName, exitCode)))
+		col := &v1beta1.OpenTelemetryCollector{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "loud"}, col)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(col.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())
+		t.Logf("status of the crash-looping collector: Ready=%s reason=%s message=%q", c.Status, c.Reason, c.Message)
+	}).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", v1beta1.ReasonCrashLoopBackOff),
+			HaveField("Type", "Warning"), HaveField("Regarding.Name", "loud"))))
+	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,6 +44,9 @@ type BuildFunc func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Cap
 type Reconciler struct {
 	// Client reads from the manager's (label-filtered) cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server, uncached: the collector's pods, listed only while its
+	// workload is not available, to report a crash-looping container. Nil disables that.
+	APIReader client.Reader
 	// Applier writes desired objects.
 	Applier *apply.Applier
 	// Recorder emits Events, only on transitions.
@@ -118,9 +122,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	workload := findWorkload(desired, existing)
+	var crash *podCrash
+	var result ctrl.Result
+	if ro, ok := rolloutOf(workload); ok && applyErr == nil && ro.unavailable() && workload.GetUID() != "" && r.APIReader != nil {
+		if crash, err = findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector); err != nil {
+			log.Info("not reporting the pods' state", "reason", err.Error())
+		}
+		// Pods are not watched: look again while the workload stays unavailable, so that a
+		// crash that starts (or ends) without a workload status change is reported.
+		result.RequeueAfter = unavailableRecheck
+	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
-	return ctrl.Result{}, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr), applyErr)
+	return result, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
 }
+
+// unavailableRecheck is how often a collector whose workload is not available is reconciled
+// again (a read of its pods; a write only when the status changes).
+const unavailableRecheck = time.Minute
 
 // stalled records that the spec cannot be built. It is a terminal error: retrying will not help
 // until the spec changes, which triggers a new reconcile.

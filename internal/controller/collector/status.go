@@ -38,6 +38,9 @@ type rollout struct {
 	selector                  *metav1.LabelSelector
 }
 
+// unavailable reports a workload that exists and has fewer available pods than it wants.
+func (ro rollout) unavailable() bool { return ro.available < ro.desired }
+
 func rolloutOf(w client.Object) (rollout, bool) {
 	switch w := w.(type) {
 	case *appsv1.Deployment:
@@ -91,8 +94,10 @@ func imageOf(desired []client.Object) string {
 
 // computeStatus derives the collector's status from what was applied and the live workload.
 // Ready is True only when the workload's pods are all updated and available; sidecar collectors
-// are Ready once their configuration is applied (their pods belong to other workloads).
-func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, workload client.Object, version string, applyErr error) v1beta1.OpenTelemetryCollectorStatus {
+// are Ready once their configuration is applied (their pods belong to other workloads). crash,
+// when not nil, is a crashing container of the collector's pods (read only while the workload
+// is not available): it makes the collector Stalled with reason CrashLoopBackOff.
+func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, workload client.Object, version string, applyErr error, crash *podCrash) v1beta1.OpenTelemetryCollectorStatus {
 	st := *otelcol.Status.DeepCopy()
 	gen := otelcol.Generation
 	st.Version = version
@@ -131,6 +136,11 @@ func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Obj
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
 		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonReconciled,
 			fmt.Sprintf("%s %s: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired))
+	case crash != nil:
+		msg := fmt.Sprintf("%s %s: %d/%d pods available; %s", kind, workload.GetName(), ro.available, ro.desired, crash.Message())
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonCrashLoopBackOff, msg)
+		setCondition(&st, gen, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonCrashLoopBackOff, msg)
 	case !ro.upToDate:
 		msg := fmt.Sprintf("%s %s is rolling out: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired)
 		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonProgressing, msg)

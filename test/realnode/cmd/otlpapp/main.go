@@ -1,6 +1,9 @@
 // Command otlpapp is the application of the real-node tests: every second it sends one span named
 // after $SPAN_NAME (default "otelop-realnode") over OTLP/gRPC to $OTLP_ENDPOINT (default
 // localhost:4317), the address an injected sidecar collector listens on, and logs each result.
+// At start it logs its OpenTelemetry environment (every OTEL_* variable and JAVA_TOOL_OPTIONS),
+// and the start of each file a -javaagent: option in JAVA_TOOL_OPTIONS names, so that tests see
+// what an auto-instrumentation injection gave the process.
 package main
 
 import (
@@ -10,6 +13,8 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +29,7 @@ import (
 func main() {
 	endpoint := env("OTLP_ENDPOINT", "localhost:4317")
 	name := env("SPAN_NAME", "otelop-realnode")
+	logEnvironment()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -72,4 +78,35 @@ func request(name string, i int) *coltracepb.ExportTraceServiceRequest {
 			Attributes: []*commonpb.KeyValue{str("sequence", fmt.Sprint(i))},
 		}}}},
 	}}}
+}
+
+// logEnvironment logs "env KEY=VALUE" for each OTEL_* variable and JAVA_TOOL_OPTIONS, sorted, and
+// "javaagent PATH: N bytes: CONTENT" (or the error reading it) for each -javaagent:PATH.
+func logEnvironment() {
+	var lines []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "JAVA_TOOL_OPTIONS=") {
+			lines = append(lines, kv)
+		}
+	}
+	sort.Strings(lines)
+	for _, kv := range lines {
+		log.Printf("env %s", kv)
+	}
+	for _, opt := range strings.Fields(os.Getenv("JAVA_TOOL_OPTIONS")) {
+		path, ok := strings.CutPrefix(opt, "-javaagent:")
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			log.Printf("javaagent %s: %v", path, err)
+			continue
+		}
+		head := data
+		if len(head) > 64 {
+			head = head[:64]
+		}
+		log.Printf("javaagent %s: %d bytes: %q", path, len(data), head)
+	}
 }
