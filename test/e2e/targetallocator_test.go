@@ -93,7 +93,12 @@ func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Log("target allocator stopped:", err)
+		}
+	}()
 
 	pods := []string{"scraper-collector-0", "scraper-collector-1", "scraper-collector-2"}
 	sort.Strings(targets)

@@ -275,8 +275,8 @@ func testOperations(t *testing.T, ctx context.Context, key client.ObjectKey, pla
 	}
 }
 
-// requeueSeconds is a little more than the provider's deletion requeue (5s).
-const requeueSeconds = 6 * time.Second
+// requeueAfter is a little more than the provider's deletion requeue (5s).
+const requeueAfter = 6 * time.Second
 
 func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platformNS, wlNS string) {
 	g := newG(t)
@@ -340,7 +340,7 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 		var holders corev1.SecretList
 		g.Expect(cp.List(ctx, &holders, client.InNamespace(instance.CPNamespace), client.MatchingLabels{instance.InstanceLabel: instance.ID(key.Namespace, key.Name)})).To(Succeed())
 		g.Expect(holders.Items).NotTo(BeEmpty())
-	}).WithTimeout(2*requeueSeconds).Should(Succeed(), "nothing the release needs goes while it uninstalls")
+	}).WithTimeout(2*requeueAfter).Should(Succeed(), "nothing the release needs goes while it uninstalls")
 	g.Expect(pc.Get(ctx, client.ObjectKeyFromObject(wlRelease), wlRelease)).To(Succeed())
 	wlRelease.Finalizers = nil
 	g.Expect(pc.Update(ctx, wlRelease)).To(Succeed())

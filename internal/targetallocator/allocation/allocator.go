@@ -133,6 +133,38 @@ func (a *Allocator) Apply(added, removed []*target.Item) {
 func (a *Allocator) SetCollectors(cs []Collector) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.collectorsChanged(cs) {
+		return
+	}
+	a.version++
+	added := a.replaceCollectors(cs)
+	moved := 0
+	switch a.strategy {
+	case LeastWeighted:
+		moved += a.assignUnassigned()
+		if added > 0 {
+			moved += a.rebalance()
+		}
+	default:
+		moved += a.reassignAll()
+	}
+	// Items left unassigned forget the collector they had.
+	if a.unassigned > 0 {
+		for _, it := range a.items {
+			if it.Collector != "" && !a.isAssigned(it) {
+				it.Collector = ""
+			}
+		}
+	}
+	if a.obs != nil && moved > 0 {
+		a.obs.Moved("collectors_changed", moved)
+	}
+	a.report()
+}
+
+// collectorsChanged reports whether cs differs from the current collectors (a name added or
+// removed, or a collector on another node).
+func (a *Allocator) collectorsChanged(cs []Collector) bool {
 	next := make(map[string]bool, len(cs))
 	changed := false
 	for _, c := range cs {
@@ -146,11 +178,13 @@ func (a *Allocator) SetCollectors(cs []Collector) {
 			changed = true
 		}
 	}
-	if !changed {
-		return
-	}
-	a.version++
-	// Targets of collectors that go (or changed node) become unassigned.
+	return changed
+}
+
+// replaceCollectors makes cs the collectors: the targets of collectors that go (or changed node)
+// become unassigned, remembering their collector to count a move. It returns how many collectors
+// were added.
+func (a *Allocator) replaceCollectors(cs []Collector) int {
 	for name, st := range a.collectors {
 		if n, ok := findCollector(cs, name); ok && n.NodeName == st.NodeName {
 			continue
@@ -175,48 +209,34 @@ func (a *Allocator) SetCollectors(cs []Collector) {
 	for _, st := range a.ordered {
 		a.byNode[st.NodeName] = append(a.byNode[st.NodeName], st)
 	}
+	return added
+}
+
+// reassignAll puts every target where a deterministic strategy now says, and returns how many
+// moved from one collector to another.
+func (a *Allocator) reassignAll() int {
 	moved := 0
-	switch a.strategy {
-	case LeastWeighted:
-		moved += a.assignUnassigned()
-		if added > 0 {
-			moved += a.rebalance()
-		}
-	default:
-		// Deterministic strategies: every target goes where the strategy now says.
-		for _, it := range a.items {
-			c := a.pick(it)
-			assigned := a.isAssigned(it)
-			switch {
-			case c == nil:
-				if assigned {
-					a.unassign(it)
-				}
-			case assigned && a.owner[it.ID] == c:
-			default:
-				prev := it.Collector
-				if assigned {
-					a.unassign(it)
-				}
-				a.assign(it, c)
-				if prev != "" && prev != c.Name {
-					moved++
-				}
+	for _, it := range a.items {
+		c := a.pick(it)
+		assigned := a.isAssigned(it)
+		switch {
+		case c == nil:
+			if assigned {
+				a.unassign(it)
+			}
+		case assigned && a.owner[it.ID] == c:
+		default:
+			prev := it.Collector
+			if assigned {
+				a.unassign(it)
+			}
+			a.assign(it, c)
+			if prev != "" && prev != c.Name {
+				moved++
 			}
 		}
 	}
-	// Items left unassigned forget the collector they had.
-	if a.unassigned > 0 {
-		for _, it := range a.items {
-			if it.Collector != "" && !a.isAssigned(it) {
-				it.Collector = ""
-			}
-		}
-	}
-	if a.obs != nil && moved > 0 {
-		a.obs.Moved("collectors_changed", moved)
-	}
-	a.report()
+	return moved
 }
 
 func findCollector(cs []Collector, name string) (Collector, bool) {

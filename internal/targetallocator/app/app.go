@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,23 +52,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	srv := server.New(alloc, reg)
 
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	ln, tlsLn, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("--listen-addr: %w", err)
-	}
-	var tlsLn net.Listener
-	if cfg.HTTPS.Enabled {
-		tc, err := tlsConfig(cfg.HTTPS)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		raw, err := net.Listen("tcp", cfg.HTTPS.ListenAddr)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("--listen-addr-https: %w", err)
-		}
-		tlsLn = tls.NewListener(raw, tc)
+		return err
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -75,55 +62,14 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	errc := make(chan error, 4)
 
 	// Collectors.
-	if cfg.CollectorSelector != nil {
-		rc, err := restConfig(cfg.KubeConfigPath)
-		if err != nil {
-			return fmt.Errorf("collector_selector is set but there is no Kubernetes connection: %w", err)
-		}
-		cs, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return err
-		}
-		w := &collectorwatch.Watcher{Client: cs, Namespace: cfg.CollectorNamespace, Selector: cfg.CollectorSelector,
-			GracePeriod: cfg.CollectorNotReadyGracePeriod, Log: log,
-			OnChange: func(c []allocation.Collector) {
-				m.discovered.Set(float64(len(c)))
-				start := time.Now()
-				alloc.SetCollectors(c)
-				m.timeToAllocate.WithLabelValues("SetCollectors", cfg.AllocationStrategy).Observe(time.Since(start).Seconds())
-			}}
-		go func() { errc <- w.Run(ctx) }()
-	} else {
-		log.Info("collector_selector is not set: no collectors are watched; targets stay unassigned")
+	if err := watchCollectors(ctx, cfg, alloc, m, log, errc); err != nil {
+		return err
 	}
 
 	// Service discovery.
-	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
-	if err != nil {
+	if err := discover(ctx, scs, reg, pipe, log); err != nil {
 		return err
 	}
-	mgr := discovery.NewManager(ctx, log.With("component", "discovery"), reg, sdMetrics)
-	if mgr == nil {
-		return errors.New("service discovery manager could not be created")
-	}
-	sd := make(map[string]discovery.Configs, len(scs))
-	for _, sc := range scs {
-		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
-	}
-	if err := mgr.ApplyConfig(sd); err != nil {
-		return fmt.Errorf("service discovery: %w", err)
-	}
-	go func() { _ = mgr.Run() }()
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case tsets := <-mgr.SyncCh():
-				pipe.Process(tsets)
-			}
-		}
-	}()
 	if err := srv.SetScrapeConfigs(scs); err != nil {
 		return fmt.Errorf("rendering scrape configs: %w", err)
 	}
@@ -153,6 +99,87 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		_ = s.Shutdown(shut)
 	}
 	return runErr
+}
+
+// listen opens the plain listener and, with https enabled, the TLS one.
+func listen(cfg config.Config) (ln, tlsLn net.Listener, err error) {
+	ln, err = net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--listen-addr: %w", err)
+	}
+	if !cfg.HTTPS.Enabled {
+		return ln, nil, nil
+	}
+	tc, err := tlsConfig(cfg.HTTPS)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	raw, err := net.Listen("tcp", cfg.HTTPS.ListenAddr)
+	if err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("--listen-addr-https: %w", err)
+	}
+	return ln, tls.NewListener(raw, tc), nil
+}
+
+// watchCollectors starts the collector pod watcher (when collector_selector is set), which hands
+// every change of the collector set to alloc; its end is sent to errc.
+func watchCollectors(ctx context.Context, cfg config.Config, alloc *allocation.Allocator, m *metrics, log *slog.Logger, errc chan<- error) error {
+	if cfg.CollectorSelector == nil {
+		log.Info("collector_selector is not set: no collectors are watched; targets stay unassigned")
+		return nil
+	}
+	rc, err := restConfig(cfg.KubeConfigPath)
+	if err != nil {
+		return fmt.Errorf("collector_selector is set but there is no Kubernetes connection: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	w := &collectorwatch.Watcher{Client: cs, Namespace: cfg.CollectorNamespace, Selector: cfg.CollectorSelector,
+		GracePeriod: cfg.CollectorNotReadyGracePeriod, Log: log,
+		OnChange: func(c []allocation.Collector) {
+			m.discovered.Set(float64(len(c)))
+			start := time.Now()
+			alloc.SetCollectors(c)
+			m.timeToAllocate.WithLabelValues("SetCollectors", cfg.AllocationStrategy).Observe(time.Since(start).Seconds())
+		}}
+	go func() { errc <- w.Run(ctx) }()
+	return nil
+}
+
+// discover runs Prometheus service discovery for the scrape configs and feeds every target set
+// it syncs into pipe until ctx ends.
+func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) error {
+	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
+	if err != nil {
+		return err
+	}
+	mgr := discovery.NewManager(ctx, log.With("component", "discovery"), reg, sdMetrics)
+	if mgr == nil {
+		return errors.New("service discovery manager could not be created")
+	}
+	sd := make(map[string]discovery.Configs, len(scs))
+	for _, sc := range scs {
+		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
+	}
+	if err := mgr.ApplyConfig(sd); err != nil {
+		return fmt.Errorf("service discovery: %w", err)
+	}
+	go func() { _ = mgr.Run() }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case tsets := <-mgr.SyncCh():
+				pipe.Process(tsets)
+			}
+		}
+	}()
+	return nil
 }
 
 func serve(s *http.Server, ln net.Listener) error {

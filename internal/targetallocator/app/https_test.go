@@ -92,7 +92,12 @@ config:
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Log("target allocator stopped:", err)
+		}
+	}()
 
 	pool := x509.NewCertPool()
 	pool.AddCert(p.ca)

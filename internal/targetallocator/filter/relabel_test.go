@@ -41,7 +41,7 @@ scrape_configs:
 			t.Errorf("%s %v: keep=%v, want %v", c.job, c.l, got, c.keep)
 		}
 	}
-	var none *Relabel = New("", nil)
+	none := New("", nil)
 	if !none.Keep("keep-prod", dev) {
 		t.Error("no filter strategy must keep everything")
 	}
