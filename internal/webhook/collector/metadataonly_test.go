@@ -1,0 +1,59 @@
+package collector
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/otelop/otelop/api/v1beta1"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
+)
+
+// invalidStored is a collector that today's validation rejects (a sidecar with tolerations), as an
+// older or upstream operator may have stored it, with the operator's finalizer.
+func invalidStored(t *testing.T) *v1beta1.OpenTelemetryCollector {
+	c := collector(t, otlpDebug, func(s *v1beta1.OpenTelemetryCollectorSpec) {
+		s.Mode = v1beta1.ModeSidecar
+		s.Tolerations = []corev1.Toleration{{Key: "a"}}
+	})
+	c.Finalizers = []string{"opentelemetrycollector.opentelemetry.io/finalizer"}
+	return c
+}
+
+func TestFinalizerRemovalOfInvalidCollectorIsAllowed(t *testing.T) {
+	g := NewWithT(t)
+	w := New(Options{Manifests: mcollector.DefaultOptions()})
+	old := invalidStored(t)
+	_, err := w.ValidateCreate(context.Background(), old)
+	g.Expect(err).To(HaveOccurred(), "the stored collector is invalid by today's rules")
+
+	// Deleting: the operator removes its finalizer.
+	now := metav1.Now()
+	old.DeletionTimestamp = &now
+	cur := old.DeepCopy()
+	cur.Finalizers = nil
+	g.Expect(w.Default(context.Background(), cur)).To(Succeed())
+	g.Expect(cur.Spec).To(Equal(old.Spec), "no defaulting while deleting")
+	_, err = w.ValidateUpdate(context.Background(), old, cur)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestMetadataOnlyUpdateOfInvalidCollectorIsAllowed(t *testing.T) {
+	g := NewWithT(t)
+	w := New(Options{Manifests: mcollector.DefaultOptions()})
+	old := invalidStored(t)
+	cur := old.DeepCopy()
+	cur.Finalizers = nil
+	cur.Labels = map[string]string{"team": "a"}
+	_, err := w.ValidateUpdate(context.Background(), old, cur)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// A spec change is still validated in full.
+	cur.Spec.Replicas = new(int32)
+	_, err = w.ValidateUpdate(context.Background(), old, cur)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("spec.tolerations"))
+}
