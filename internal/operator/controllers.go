@@ -34,6 +34,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 	applier := apply.New(mgr.GetClient(), collectorctrl.FieldOwner)
 	r := &collectorctrl.Reconciler{
 		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
 		Applier:      applier,
 		Recorder:     mgr.GetEventRecorder("opentelemetry-operator"),
 		Capabilities: detector.Current,
