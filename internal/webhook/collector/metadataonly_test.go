@@ -57,3 +57,18 @@ func TestMetadataOnlyUpdateOfInvalidCollectorIsAllowed(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(ContainSubstring("spec.tolerations"))
 }
+
+func TestVolumeClaimTemplatesChangeWarns(t *testing.T) {
+	g := NewWithT(t)
+	sts := func(s *v1beta1.OpenTelemetryCollectorSpec) { s.Mode = v1beta1.ModeStatefulSet }
+	old := collector(t, otlpDebug, sts)
+	cur := old.DeepCopy()
+	cur.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+	_, warnings := Validate(cur, old, ValidateOptions{Manifests: mcollector.DefaultOptions()})
+	g.Expect(warnings).To(ContainElement(ContainSubstring("spec.volumeClaimTemplates")))
+
+	_, warnings = Validate(old.DeepCopy(), old, ValidateOptions{Manifests: mcollector.DefaultOptions()})
+	g.Expect(warnings).NotTo(ContainElement(ContainSubstring("spec.volumeClaimTemplates")))
+	_, warnings = Validate(cur, nil, ValidateOptions{Manifests: mcollector.DefaultOptions()})
+	g.Expect(warnings).NotTo(ContainElement(ContainSubstring("spec.volumeClaimTemplates")), "not on create")
+}
