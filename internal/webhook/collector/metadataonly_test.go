@@ -2,11 +2,17 @@ package collector
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/otelop/otelop/api/v1beta1"
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
@@ -71,4 +77,34 @@ func TestVolumeClaimTemplatesChangeWarns(t *testing.T) {
 	g.Expect(warnings).NotTo(ContainElement(ContainSubstring("spec.volumeClaimTemplates")))
 	_, warnings = Validate(cur, nil, ValidateOptions{Manifests: mcollector.DefaultOptions()})
 	g.Expect(warnings).NotTo(ContainElement(ContainSubstring("spec.volumeClaimTemplates")), "not on create")
+}
+
+// panicReviewer stands for a SubjectAccessReview client that must not be called.
+type panicReviewer struct{ client.Client }
+
+func (panicReviewer) Create(context.Context, client.Object, ...client.CreateOption) error {
+	panic("no SubjectAccessReview may be sent")
+}
+
+// A config listing many objects (k8sobjects) is refused before the webhook sends one
+// SubjectAccessReview per permission.
+func TestPrivilegeCheckIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	var objects []string
+	for i := range maxReviews + 1 {
+		objects = append(objects, fmt.Sprintf(`{"name":"res%d","mode":"pull"}`, i))
+	}
+	cfg := `{"receivers":{"k8sobjects":{"objects":[` + strings.Join(objects, ",") + `]}},"exporters":{"debug":{}},
+"service":{"pipelines":{"logs":{"receivers":["k8sobjects"],"exporters":["debug"]}}}}`
+	c := collector(t, cfg, func(s *v1beta1.OpenTelemetryCollectorSpec) { s.Mode = v1beta1.ModeDeployment })
+	opts := mcollector.DefaultOptions()
+	opts.CreateRBAC = true
+	w := New(Options{Manifests: opts, Reviewer: panicReviewer{}})
+	ctx := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UserInfo: authenticationv1.UserInfo{Username: "tenant"},
+	}})
+	_, err := w.ValidateCreate(ctx, c)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("spec.config"))
+	g.Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("at most %d are checked", maxReviews)))
 }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -140,6 +141,10 @@ func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.Ope
 		return nil, fmt.Errorf("privilege check: no admission request in context: %w", err)
 	}
 	missing, err := missingAccess(ctx, w.opts.Reviewer, req.UserInfo, want, have)
+	var tooMany tooManyReviewsError
+	if errors.As(err, &tooMany) {
+		return field.ErrorList{field.Forbidden(configPath, tooMany.Error())}, nil
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
