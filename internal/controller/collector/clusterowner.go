@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,48 +55,63 @@ func ownsClusterObject(o client.Object, otelcol *v1beta1.OpenTelemetryCollector)
 	return name == naming.ClusterRole(otelcol.Name, otelcol.Namespace) || name == naming.ClusterRoleBinding(otelcol.Name, otelcol.Namespace)
 }
 
-// ownershipConflict is a desired cluster-scoped object that exists and belongs to someone else.
+// ownershipConflict is a desired object that exists and belongs to someone else.
 type ownershipConflict struct {
-	kind, name, owner string
+	kind, namespace, name, owner string
 }
 
 func (c ownershipConflict) Error() string {
+	name := c.name
+	if c.namespace != "" {
+		name = c.namespace + "/" + c.name
+	}
 	return fmt.Sprintf("%s %q already exists and belongs to %s; the operator does not take it over "+
-		"(rename this collector, or delete the other owner's object if it is stale)", c.kind, c.name, c.owner)
+		"(rename this collector, or delete the other object if it is stale)", c.kind, name, c.owner)
 }
 
-// checkClusterOwnership returns an ownershipConflict for the first desired cluster-scoped object
-// that exists but is not otelcol's. Objects in existing are otelcol's already; the others are read
-// uncached (the cache only holds objects with our labels), which happens only until they are ours.
-func (r *Reconciler) checkClusterOwnership(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) error {
+// checkOwnership returns an ownershipConflict for the first desired object that exists but is not
+// otelcol's: a namespaced object without otelcol's controller reference, a cluster-scoped one that
+// ownsClusterObject rejects. Forced server-side apply would otherwise take over (or, for an
+// immutable field, delete) an object someone else created under the generated name. Objects in
+// existing are otelcol's already; the others are read uncached (the cache only holds objects with
+// our labels), which happens only until they exist as ours: a converged collector reads nothing.
+func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) error {
 	reader := r.APIReader
 	if reader == nil {
 		reader = r.Client
 	}
 	for _, d := range desired {
-		if d.GetNamespace() != "" {
-			continue
-		}
 		if _, ok := existing[apply.KeyOf(d)]; ok {
 			continue
 		}
 		live := &metav1.PartialObjectMetadata{}
 		live.SetGroupVersionKind(d.GetObjectKind().GroupVersionKind())
-		err := reader.Get(ctx, client.ObjectKey{Name: d.GetName()}, live)
-		if apierrors.IsNotFound(err) {
+		err := reader.Get(ctx, client.ObjectKeyFromObject(d), live)
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s %s: %w", live.Kind, d.GetName(), err)
 		}
-		if ownsClusterObject(live, otelcol) {
-			continue
+		var owner string
+		if d.GetNamespace() == "" {
+			if ownsClusterObject(live, otelcol) {
+				continue
+			}
+			owner = live.GetAnnotations()[apply.OwnerAnnotation]
+			if owner == "" {
+				owner = "another owner (it has no " + apply.OwnerAnnotation + " annotation naming this collector)"
+			}
+		} else {
+			if ownedBy(live, otelcol) {
+				continue
+			}
+			owner = "another owner (it has no controller reference to this collector)"
+			if ref := metav1.GetControllerOfNoCopy(live); ref != nil {
+				owner = ref.Kind + " " + ref.Name
+			}
 		}
-		owner := live.GetAnnotations()[apply.OwnerAnnotation]
-		if owner == "" {
-			owner = "another owner (it has no " + apply.OwnerAnnotation + " annotation naming this collector)"
-		}
-		return ownershipConflict{kind: d.GetObjectKind().GroupVersionKind().Kind, name: d.GetName(), owner: owner}
+		return ownershipConflict{kind: d.GetObjectKind().GroupVersionKind().Kind, namespace: d.GetNamespace(), name: d.GetName(), owner: owner}
 	}
 	return nil
 }

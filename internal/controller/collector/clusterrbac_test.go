@@ -75,7 +75,9 @@ func TestClusterRBACOfLongNamesIsPrunedAndFinalized(t *testing.T) {
 
 	// Finalize: a second long-named collector is deleted.
 	g.Expect(k8s.Delete(ctx, col)).To(Succeed())
-	col2 := newCollector(t, ns, name+"x", v1beta1.ModeDeployment, rbacConfig)
+	// (A different first letter: names are truncated from the end, and two collectors whose
+	// generated names collide conflict, see TestClusterRBACNameCollisionAcrossNamespacesIsRefused.)
+	col2 := newCollector(t, ns, "z"+name[1:]+"x", v1beta1.ModeDeployment, rbacConfig)
 	g.Expect(k8s.Create(ctx, col2)).To(Succeed())
 	role2, binding2 := naming.ClusterRole(col2.Name, ns), naming.ClusterRoleBinding(col2.Name, ns)
 	g.Eventually(func(g Gomega) {

@@ -12,8 +12,9 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 )
 
-// A user's StatefulSet that happens to have the generated name is not deleted to change its
-// immutable fields (before, the recreate path deleted whatever had the name).
+// A user's StatefulSet that happens to have the generated name is neither taken over by forced
+// apply nor deleted to change its immutable fields (before, the recreate path deleted whatever had
+// the name): the collector is Stalled with reason OwnershipConflict.
 func TestUserWorkloadWithTheGeneratedNameIsNotReplaced(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -36,10 +37,13 @@ func TestUserWorkloadWithTheGeneratedNameIsNotReplaced(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		c := readyCondition(g, col)
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(c.Message).To(ContainSubstring("does not replace it"))
+		g.Expect(c.Reason).To(Equal(v1beta1.ReasonOwnershipConflict))
+		g.Expect(c.Message).To(ContainSubstring(ns + "/u-collector"))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	cur := get(g, ns, "u-collector", &appsv1.StatefulSet{})
 	g.Expect(cur.UID).To(Equal(theirs.UID))
 	g.Expect(cur.DeletionTimestamp).To(BeNil())
 	g.Expect(cur.Spec.Selector.MatchLabels).To(Equal(labels))
+	g.Expect(cur.OwnerReferences).To(BeEmpty(), "not adopted")
+	g.Expect(cur.ManagedFields).NotTo(ContainElement(HaveField("Manager", "opentelemetry-operator")), "no field of it was applied")
 }

@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.checkClusterOwnership(ctx, otelcol, desired, existing); err != nil {
+	if err := r.checkOwnership(ctx, otelcol, desired, existing); err != nil {
 		var conflict ownershipConflict
 		if !errors.As(err, &conflict) {
 			return ctrl.Result{}, err
@@ -147,7 +147,7 @@ func (r *Reconciler) stalled(ctx context.Context, otelcol *v1beta1.OpenTelemetry
 	return reconcile.TerminalError(buildErr)
 }
 
-// conflicted records that a cluster-scoped object the collector needs belongs to someone else. The
+// conflicted records that an object the collector needs belongs to someone else. The
 // collector is Stalled (nothing is applied) until the name is free; it is checked again every
 // conflictRetry, since the other owner's deletion does not trigger this collector.
 func (r *Reconciler) conflicted(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, conflict ownershipConflict) (ctrl.Result, error) {
