@@ -46,6 +46,10 @@ const (
 	// ReasonUpgradeFailed: Stalled=True, Ready=False; migrating the resource to the operator's
 	// collector version failed.
 	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonOwnershipConflict: Stalled=True, Ready=False; a cluster-scoped object the collector
+	// needs (ClusterRole, ClusterRoleBinding) exists and belongs to another collector or was not
+	// created by the operator. Nothing is applied until the name is free.
+	ReasonOwnershipConflict = "OwnershipConflict"
 	// ReasonUnmanaged: Ready=Unknown; managementState is unmanaged and the operator does not
 	// touch the resource.
 	ReasonUnmanaged = "Unmanaged"

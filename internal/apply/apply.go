@@ -12,10 +12,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -84,6 +87,10 @@ type record struct {
 
 // Applier applies desired objects with server-side apply. It is safe for concurrent use.
 type Applier struct {
+	// RecreateWait bounds how long a recreate waits for the old object to be deleted (orphaning
+	// its dependents is the garbage collector's work) before it reports ErrRecreatePending.
+	RecreateWait time.Duration
+
 	client client.Client
 	owner  string
 
@@ -93,7 +100,7 @@ type Applier struct {
 
 // New returns an Applier that writes through c as field manager owner.
 func New(c client.Client, owner string) *Applier {
-	return &Applier{client: c, owner: owner, applied: map[key]record{}}
+	return &Applier{client: c, owner: owner, applied: map[key]record{}, RecreateWait: 3 * time.Second}
 }
 
 // Apply makes the object exist as desired. live is the object as the caller's cache sees it (only
@@ -143,20 +150,85 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 
 // recreate deletes the object (the version that exists now) and applies it again. It is used when
 // an immutable field changed, e.g. a Deployment's selector or a StatefulSet's volumeClaimTemplates.
+//
+// It replaces only what the desired object's owner owns (SameOwner): a same-named object that
+// someone else created is never deleted. A workload whose selector is unchanged (a StatefulSet's
+// volumeClaimTemplates or serviceName changed) is deleted with orphan propagation, so its pods keep
+// running and the recreated workload adopts them and rolls them as usual, instead of taking every
+// pod down at once. Orphaning is finished by the garbage collector; recreate waits up to
+// RecreateWait for the old object to be gone and otherwise returns an ErrRecreatePending error (the
+// caller retries; the next attempt finds the object gone or still terminating).
 func (a *Applier) recreate(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(u.GroupVersionKind())
-	if err := a.client.Get(ctx, client.ObjectKeyFromObject(u), current); err != nil {
+	err := a.client.Get(ctx, client.ObjectKeyFromObject(u), current)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
 		return nil, fmt.Errorf("recreating %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	if err := a.delete(ctx, u.GroupVersionKind(), u.GetNamespace(), u.GetName(), current.GetUID()); err != nil {
-		return nil, err
+	case !SameOwner(u, current):
+		return nil, fmt.Errorf("%s %s/%s has an immutable field that differs from what the operator generates, and the existing object "+
+			"was not created for this owner; the operator does not replace it (rename or delete it)", u.GetKind(), u.GetNamespace(), u.GetName())
+	case current.GetDeletionTimestamp() == nil:
+		policy := metav1.DeletePropagationBackground
+		if orphanDependents(u, current) {
+			policy = metav1.DeletePropagationOrphan
+		}
+		if err := a.deleteWith(ctx, u.GroupVersionKind(), u.GetNamespace(), u.GetName(), current.GetUID(), policy); err != nil {
+			return nil, err
+		}
+		fallthrough
+	default:
+		if err := a.waitGone(ctx, u); err != nil {
+			return nil, err
+		}
 	}
 	applied := u.DeepCopy()
 	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(a.owner), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("recreating %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return applied, nil
+}
+
+// ErrRecreatePending says an object being recreated is still terminating (its dependents are being
+// orphaned); retry later.
+var ErrRecreatePending = errors.New("the old object is still being deleted")
+
+// waitGone polls until u no longer exists, up to a.RecreateWait.
+func (a *Applier) waitGone(ctx context.Context, u *unstructured.Unstructured) error {
+	deadline := time.Now().Add(a.RecreateWait)
+	for {
+		cur := &metav1.PartialObjectMetadata{}
+		cur.SetGroupVersionKind(u.GroupVersionKind())
+		err := a.client.Get(ctx, client.ObjectKeyFromObject(u), cur)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("recreating %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("recreating %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), ErrRecreatePending)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// orphanDependents reports whether replacing current with desired should keep current's dependents:
+// for apps workloads whose selector does not change, so that the new workload adopts the pods (or
+// ReplicaSets). With a new selector nothing could adopt them, so they go with the old workload.
+func orphanDependents(desired, current *unstructured.Unstructured) bool {
+	gvk := desired.GroupVersionKind()
+	if gvk.Group != "apps" {
+		return false
+	}
+	want, ok1, _ := unstructured.NestedFieldNoCopy(desired.Object, "spec", "selector")
+	have, ok2, _ := unstructured.NestedFieldNoCopy(current.Object, "spec", "selector")
+	return ok1 && ok2 && equality.Semantic.DeepEqual(want, have)
 }
 
 // Delete removes one object we own, only if it still has uid (a precondition, so an object someone
@@ -172,11 +244,15 @@ func (a *Applier) Delete(ctx context.Context, obj client.Object) (Change, error)
 }
 
 func (a *Applier) delete(ctx context.Context, gvk schema.GroupVersionKind, ns, name string, uid types.UID) error {
+	return a.deleteWith(ctx, gvk, ns, name, uid, metav1.DeletePropagationBackground)
+}
+
+func (a *Applier) deleteWith(ctx context.Context, gvk schema.GroupVersionKind, ns, name string, uid types.UID, policy metav1.DeletionPropagation) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	u.SetNamespace(ns)
 	u.SetName(name)
-	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	opts := []client.DeleteOption{client.PropagationPolicy(policy)}
 	if uid != "" {
 		opts = append(opts, client.Preconditions{UID: &uid})
 	}

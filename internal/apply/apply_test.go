@@ -2,9 +2,11 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -130,7 +132,7 @@ func TestApplyRestoresDriftAndKeepsOtherManagersFields(t *testing.T) {
 func deployment(ns string, selector map[string]string) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Annotations: map[string]string{apply.OwnerAnnotation: "Test/" + ns + "/owner"}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
@@ -193,7 +195,7 @@ func TestApplyRecreatesStatefulSetWhenVolumeClaimTemplatesChange(t *testing.T) {
 		labels := map[string]string{"app": "s"}
 		return &appsv1.StatefulSet{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
-			ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: ns},
+			ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: ns, Annotations: map[string]string{apply.OwnerAnnotation: "Test/" + ns + "/owner"}},
 			Spec: appsv1.StatefulSetSpec{
 				Selector:             &metav1.LabelSelector{MatchLabels: labels},
 				VolumeClaimTemplates: vcts,
@@ -211,9 +213,55 @@ func TestApplyRecreatesStatefulSetWhenVolumeClaimTemplatesChange(t *testing.T) {
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
 	}
-	ch, err := a.Apply(ctx, sts([]corev1.PersistentVolumeClaim{vct}), live(t, sts(nil)))
+	a.RecreateWait = 200 * time.Millisecond
+	old := live(t, sts(nil))
+	_, err = a.Apply(ctx, sts([]corev1.PersistentVolumeClaim{vct}), old)
+	g.Expect(errors.Is(err, apply.ErrRecreatePending)).To(BeTrue(), "the garbage collector has not orphaned the pods yet: %v", err)
+
+	// The selector did not change: the pods are orphaned (the new StatefulSet adopts them), not
+	// deleted all at once with the old StatefulSet.
+	terminating := live(t, sts(nil))
+	g.Expect(terminating.GetUID()).To(Equal(old.GetUID()))
+	g.Expect(terminating.GetDeletionTimestamp()).NotTo(BeNil())
+	g.Expect(terminating.GetFinalizers()).To(ContainElement(metav1.FinalizerOrphanDependents))
+
+	// Retrying while it terminates deletes nothing else and waits again.
+	_, err = a.Apply(ctx, sts([]corev1.PersistentVolumeClaim{vct}), terminating)
+	g.Expect(errors.Is(err, apply.ErrRecreatePending)).To(BeTrue(), "%v", err)
+
+	// envtest runs no garbage collector: finish the orphaning as it would.
+	terminating.SetFinalizers(nil)
+	g.Expect(env.Client.Update(ctx, terminating)).To(Succeed())
+	_, err = a.Apply(ctx, sts([]corev1.PersistentVolumeClaim{vct}), terminating)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(ch.Action).To(Equal(apply.Recreated))
 	got := live(t, sts(nil)).(*appsv1.StatefulSet)
+	g.Expect(got.UID).NotTo(Equal(old.GetUID()))
 	g.Expect(got.Spec.VolumeClaimTemplates).To(HaveLen(1))
+}
+
+// A same-named object that was not created for the desired object's owner is never deleted to
+// change an immutable field.
+func TestRecreateLeavesObjectsOfOthersAlone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := namespace(t, "apply-foreign")
+	theirs := deployment(ns, map[string]string{"app": "theirs"})
+	theirs.Annotations = nil
+	g.Expect(env.Client.Create(ctx, theirs)).To(Succeed())
+	before := live(t, theirs)
+
+	a := apply.New(env.Client, "otelop-test")
+	_, err := a.Apply(ctx, deployment(ns, map[string]string{"app": "ours"}), before)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("does not replace it"))
+	after := live(t, theirs).(*appsv1.Deployment)
+	g.Expect(after.UID).To(Equal(before.GetUID()))
+	g.Expect(after.Spec.Selector.MatchLabels).To(HaveKeyWithValue("app", "theirs"))
+
+	// Another owner's object (a different owner annotation) is not replaced either.
+	other := deployment(ns, map[string]string{"app": "ours"})
+	other.Annotations[apply.OwnerAnnotation] = "Test/" + ns + "/someone-else"
+	_, err = a.Apply(ctx, other, after)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(live(t, theirs).GetUID()).To(Equal(before.GetUID()))
 }

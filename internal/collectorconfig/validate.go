@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/otelop/otelop/internal/redact"
 )
 
 // Validate checks the structure of a parsed config and returns every problem at once, each with a
@@ -256,8 +258,10 @@ func (v *validator) ports() {
 	}
 }
 
+// getAddr is the endpoint an error repeats, without credentials or query (redact.Endpoint): the
+// message reaches status conditions, Events and logs.
 func getAddr(o portOrigin) any {
-	return o.addr
+	return redact.Endpoint(o.addr)
 }
 
 // endpointShapes reports endpoint fields that are not strings and unknown protocols.

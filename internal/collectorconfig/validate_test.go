@@ -147,3 +147,25 @@ func TestValidateWarnsOnMetricsPortClash(t *testing.T) {
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(warnings).To(ConsistOf(ContainSubstring(`exporter "prometheus" listens on port 8888`)))
 }
+
+// An endpoint that fails validation is repeated in the error without its credentials or query.
+func TestInvalidEndpointErrorsDoNotRepeatCredentials(t *testing.T) {
+	g := NewWithT(t)
+	c := Parse(mustYAML(t, `
+receivers:
+  otlp:
+    protocols:
+      http: {endpoint: "http://user:s3cret@0.0.0.0:99999/?token=t0ken"}
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug]}
+`))
+	errs, _ := Validate(c, field.NewPath("spec", "config"))
+	g.Expect(errs).NotTo(BeEmpty())
+	msg := errs.ToAggregate().Error()
+	g.Expect(msg).To(ContainSubstring("99999"))
+	g.Expect(msg).NotTo(ContainSubstring("s3cret"), msg)
+	g.Expect(msg).NotTo(ContainSubstring("t0ken"), msg)
+}

@@ -249,6 +249,16 @@ func TestImmutableFieldChangeRecreatesStatefulSet(t *testing.T) {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: mustQuantity("1Gi")}}},
 	}}
 	g.Expect(k8s.Update(ctx, col)).To(Succeed())
+	// The selector is unchanged, so the pods are orphaned (adopted by the new StatefulSet) rather
+	// than all deleted at once. envtest runs no garbage collector: finish the orphaning as it would.
+	g.Eventually(func(g Gomega) {
+		cur := get(g, ns, "sts-collector", &appsv1.StatefulSet{})
+		g.Expect(cur.UID).To(Equal(oldUID))
+		g.Expect(cur.DeletionTimestamp).NotTo(BeNil())
+		g.Expect(cur.Finalizers).To(ContainElement(metav1.FinalizerOrphanDependents))
+		cur.Finalizers = nil
+		g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		cur := get(g, ns, "sts-collector", &appsv1.StatefulSet{})
 		g.Expect(cur.UID).NotTo(Equal(oldUID))

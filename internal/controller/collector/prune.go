@@ -11,6 +11,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
+	"github.com/otelop/otelop/internal/naming"
 )
 
 // available reports whether kind k can be listed with the current capabilities.
@@ -49,7 +50,8 @@ func (r *Reconciler) listKind(ctx context.Context, k ownedKind, otelcol *v1beta1
 	list := k.listObject()
 	opts := []client.ListOption{client.MatchingLabels{ManagedByLabel: ManagedByValue}}
 	if k.clusterScoped {
-		opts = append(opts, client.MatchingLabels{ManagedByLabel: ManagedByValue, InstanceLabel: otelcol.Namespace + "." + otelcol.Name})
+		// The label is what upstream sets (truncated); ownership is decided by ownsClusterObject.
+		opts = append(opts, client.MatchingLabels{ManagedByLabel: ManagedByValue, InstanceLabel: naming.Instance(otelcol.Namespace, otelcol.Name)})
 	} else {
 		opts = append(opts, client.InNamespace(otelcol.Namespace))
 	}
@@ -66,7 +68,7 @@ func (r *Reconciler) listKind(ctx context.Context, k ownedKind, otelcol *v1beta1
 		if !ok {
 			continue
 		}
-		if !k.clusterScoped && !ownedBy(o, otelcol) {
+		if k.clusterScoped && !ownsClusterObject(o, otelcol) || !k.clusterScoped && !ownedBy(o, otelcol) {
 			continue
 		}
 		o.GetObjectKind().SetGroupVersionKind(k.gvk)

@@ -8,14 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,8 +42,10 @@ type BuildFunc func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Cap
 type Reconciler struct {
 	// Client reads from the manager's (label-filtered) cache and writes to the API server.
 	Client client.Client
-	// APIReader reads from the API server, uncached: the collector's pods, listed only while its
-	// workload is not available, to report a crash-looping container. Nil disables that.
+	// APIReader reads from the API server, uncached (the manager's API reader): desired objects
+	// that exist without our ownership, before we would overwrite them (nil falls back to Client),
+	// and the collector's pods, listed only while its workload is not available, to report a
+	// crash-looping container (nil disables that).
 	APIReader client.Reader
 	// Applier writes desired objects.
 	Applier *apply.Applier
@@ -100,12 +100,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, obj := range desired {
 		if obj.GetNamespace() != "" {
 			setOwner(obj, otelcol)
+		} else {
+			setClusterOwner(obj, otelcol)
 		}
 	}
 
 	existing, err := r.listOwned(ctx, otelcol, caps)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if err := r.checkOwnership(ctx, otelcol, desired, existing); err != nil {
+		var conflict ownershipConflict
+		if !errors.As(err, &conflict) {
+			return ctrl.Result{}, err
+		}
+		return r.conflicted(ctx, otelcol, conflict)
 	}
 	changes, applyErr := r.Applier.ApplyAll(ctx, desired, existing)
 	if applyErr == nil {
@@ -153,6 +162,24 @@ func (r *Reconciler) stalled(ctx context.Context, otelcol *v1beta1.OpenTelemetry
 	}
 	return reconcile.TerminalError(buildErr)
 }
+
+// conflicted records that an object the collector needs belongs to someone else. The
+// collector is Stalled (nothing is applied) until the name is free; it is checked again every
+// conflictRetry, since the other owner's deletion does not trigger this collector.
+func (r *Reconciler) conflicted(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, conflict ownershipConflict) (ctrl.Result, error) {
+	st := *otelcol.Status.DeepCopy()
+	msg := truncate(conflict.Error(), 2000)
+	setCondition(&st, otelcol.Generation, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonOwnershipConflict, msg)
+	setCondition(&st, otelcol.Generation, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonOwnershipConflict, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
+	if err := r.updateStatus(ctx, otelcol, st, conflict); err != nil && !errors.As(err, &ownershipConflict{}) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: conflictRetry}, nil
+}
+
+// conflictRetry is how often a collector stalled on an ownership conflict looks again.
+const conflictRetry = time.Minute
 
 // updateStatus writes st when it differs from the stored status and emits an Event when the Ready
 // condition changes. applyErr keeps observedGeneration where it was (it only moves on success).
@@ -256,15 +283,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// requestFromInstance maps an object labelled app.kubernetes.io/instance=<ns>.<name> to its
-// collector (used for cluster-scoped objects, which have no owner reference).
-func requestFromInstance(obj client.Object) []reconcile.Request {
-	inst := obj.GetLabels()[InstanceLabel]
-	ns, name, ok := strings.Cut(inst, ".")
-	if !ok || obj.GetLabels()[ManagedByLabel] != ManagedByValue {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }

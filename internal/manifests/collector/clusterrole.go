@@ -14,8 +14,7 @@ func (s *state) clusterRole() *rbacv1.ClusterRole {
 	if len(rules) == 0 {
 		return nil
 	}
-	meta := s.meta(naming.ClusterRole(s.col.Name, s.col.Namespace), true)
-	meta.Namespace = ""
+	meta := s.rbacMeta(naming.ClusterRole(s.col.Name, s.col.Namespace))
 	return &rbacv1.ClusterRole{
 		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "ClusterRole"),
 		ObjectMeta: meta,

@@ -13,8 +13,7 @@ func (s *state) clusterRoleBinding() *rbacv1.ClusterRoleBinding {
 	if len(collectorconfig.RBACRules(s.cfg)) == 0 {
 		return nil
 	}
-	meta := s.meta(naming.ClusterRoleBinding(s.col.Name, s.col.Namespace), true)
-	meta.Namespace = ""
+	meta := s.rbacMeta(naming.ClusterRoleBinding(s.col.Name, s.col.Namespace))
 	return &rbacv1.ClusterRoleBinding{
 		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"),
 		ObjectMeta: meta,

@@ -67,6 +67,19 @@ func flatten(rules []rbacv1.PolicyRule) []access {
 	return out
 }
 
+// maxReviews bounds the SubjectAccessReviews one admission request may cause. The permissions come
+// from the config (k8sobjects lists resources, one per entry), so without a bound a single
+// collector could make the webhook send thousands of reviews and time out.
+const maxReviews = 100
+
+// tooManyReviewsError says a config needs more distinct permissions than maxReviews.
+type tooManyReviewsError struct{ n int }
+
+func (e tooManyReviewsError) Error() string {
+	return fmt.Sprintf("the components in this config need %d distinct cluster permissions (verb, resource, name) that are not already granted; "+
+		"at most %d are checked per request: list fewer objects (k8sobjects) or add them in several updates", e.n, maxReviews)
+}
+
 // missingAccess returns, sorted, the permissions among want that user does not hold cluster-wide,
 // leaving out those in have (already granted before an update). Each check is a
 // SubjectAccessReview, which the API server evaluates without storing anything.
@@ -79,11 +92,17 @@ func missingAccess(ctx context.Context, c client.Client, user authenticationv1.U
 	for k, v := range user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
 	}
-	var missing []string
+	var check []access
 	for _, a := range flatten(want) {
-		if granted[a] {
-			continue
+		if !granted[a] {
+			check = append(check, a)
 		}
+	}
+	if len(check) > maxReviews {
+		return nil, tooManyReviewsError{n: len(check)}
+	}
+	var missing []string
+	for _, a := range check {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
 		}}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/otelop/otelop/api/v1beta1"
@@ -42,6 +43,9 @@ func Validate(otelcol, old *v1beta1.OpenTelemetryCollector, opts ValidateOptions
 	}
 	buildErrs, warnings := mcollector.Validate(*otelcol, opts.Manifests)
 	errs = append(errs, buildErrs...)
+	if w := volumeClaimTemplatesWarning(otelcol, old); w != "" {
+		warnings = append(warnings, w)
+	}
 	raw := mcollector.RawConfig(spec.Config)
 	if spec.TargetAllocator.Enabled {
 		errs = append(errs, validateTargetAllocator(spec, raw)...)
@@ -119,4 +123,17 @@ func validateFIPS(cfg *collectorconfig.Config, disabled []string) field.ErrorLis
 		}
 	}
 	return errs
+}
+
+// volumeClaimTemplatesWarning warns that a StatefulSet's volumeClaimTemplates cannot change in
+// place: the operator deletes the StatefulSet (orphaning its pods, which the new StatefulSet adopts)
+// and creates it again; running pods keep their volumes until they are recreated.
+func volumeClaimTemplatesWarning(otelcol, old *v1beta1.OpenTelemetryCollector) string {
+	if old == nil || otelcol.Spec.Mode != v1beta1.ModeStatefulSet || old.Spec.Mode != v1beta1.ModeStatefulSet ||
+		equality.Semantic.DeepEqual(old.Spec.VolumeClaimTemplates, otelcol.Spec.VolumeClaimTemplates) {
+		return ""
+	}
+	return "spec.volumeClaimTemplates: a StatefulSet's volume claim templates cannot change in place; the operator will " +
+		"delete the StatefulSet without its pods and create it again: the pods keep running and keep their current volumes " +
+		"until each is recreated (delete the pods one at a time to move them to the new claims)"
 }

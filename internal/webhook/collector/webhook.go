@@ -2,9 +2,11 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,8 +66,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete()
 }
 
-// Default applies ApplyDefaults with the webhook's options.
+// Default applies ApplyDefaults with the webhook's options. A collector being deleted is left as
+// it is: the update that removes its finalizer must not depend on defaulting succeeding.
 func (w *Webhook) Default(_ context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {
+	if !otelcol.DeletionTimestamp.IsZero() {
+		return nil
+	}
 	return ApplyDefaults(otelcol, w.opts.Manifests)
 }
 
@@ -74,8 +80,18 @@ func (w *Webhook) ValidateCreate(ctx context.Context, otelcol *v1beta1.OpenTelem
 	return w.validate(ctx, otelcol, nil)
 }
 
-// ValidateUpdate validates a changed collector; the mode may not change.
+// ValidateUpdate validates a changed collector; the mode may not change. Updates of a collector
+// being deleted, and updates that leave the spec as stored (labels, annotations, finalizers,
+// owner references), are not validated: a collector stored by an older or upstream operator that
+// today's rules reject must still be able to lose its finalizer (or it would block the deletion of
+// its namespace), and metadata changes cannot make the spec any worse than it already is.
 func (w *Webhook) ValidateUpdate(ctx context.Context, old, otelcol *v1beta1.OpenTelemetryCollector) (admission.Warnings, error) {
+	if !otelcol.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	if old != nil && equality.Semantic.DeepEqual(old.Spec, otelcol.Spec) {
+		return nil, nil
+	}
 	return w.validate(ctx, otelcol, old)
 }
 
@@ -125,6 +141,10 @@ func (w *Webhook) checkEscalation(ctx context.Context, otelcol, old *v1beta1.Ope
 		return nil, fmt.Errorf("privilege check: no admission request in context: %w", err)
 	}
 	missing, err := missingAccess(ctx, w.opts.Reviewer, req.UserInfo, want, have)
+	var tooMany tooManyReviewsError
+	if errors.As(err, &tooMany) {
+		return field.ErrorList{field.Forbidden(configPath, tooMany.Error())}, nil
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -1,6 +1,7 @@
 package opampbridge
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
+	"github.com/otelop/otelop/internal/redact"
 )
 
 var specPath = field.NewPath("spec")
@@ -64,15 +66,22 @@ func validateEndpoint(endpoint string, p *field.Path) field.ErrorList {
 		return field.ErrorList{field.Required(p, "the OpAMP server endpoint is not specified")}
 	}
 	expanded := os.Expand(endpoint, func(string) string { return "env" })
+	// Errors repeat the endpoint without user information or query (they may hold credentials).
+	shown := redact.Endpoint(endpoint)
 	u, err := url.Parse(expanded)
 	if err != nil {
-		return field.ErrorList{field.Invalid(p, endpoint, fmt.Sprintf("not a valid URL: %v", err))}
+		why := err
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			why = uerr.Err // url.Error quotes the whole URL
+		}
+		return field.ErrorList{field.Invalid(p, shown, fmt.Sprintf("not a valid URL: %v", why))}
 	}
 	if !contains(endpointSchemes, u.Scheme) {
-		return field.ErrorList{field.Invalid(p, endpoint, "the scheme must be ws, wss, http or https")}
+		return field.ErrorList{field.Invalid(p, shown, "the scheme must be ws, wss, http or https")}
 	}
 	if u.Host == "" {
-		return field.ErrorList{field.Invalid(p, endpoint, "the URL has no host")}
+		return field.ErrorList{field.Invalid(p, shown, "the URL has no host")}
 	}
 	return nil
 }

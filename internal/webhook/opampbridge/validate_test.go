@@ -126,3 +126,22 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// Endpoint errors reach kubectl, audit logs and Events: they must not repeat credentials.
+func TestEndpointErrorsDoNotRepeatCredentials(t *testing.T) {
+	g := NewWithT(t)
+	for _, endpoint := range []string{
+		"grpc://user:s3cret@opamp-server:4320/v1?token=t0ken",
+		"ws://user:s3cret@[::1/v1?token=t0ken",
+		"ws://user:s3cret@/v1?token=t0ken",
+	} {
+		b := valid()
+		b.Spec.Endpoint = endpoint
+		errs, _ := Validate(b)
+		g.Expect(errs).NotTo(BeEmpty(), endpoint)
+		msg := errs.ToAggregate().Error()
+		g.Expect(msg).NotTo(ContainSubstring("s3cret"), msg)
+		g.Expect(msg).NotTo(ContainSubstring("t0ken"), msg)
+		g.Expect(msg).To(ContainSubstring("REDACTED"), msg)
+	}
+}

@@ -21,6 +21,25 @@ import (
 // "true" and "false" are case-insensitive.
 const Annotation = "sidecar.opentelemetry.io/inject"
 
+// AllowedNamespacesAnnotation, on a sidecar-mode collector, lists the other namespaces whose pods
+// may name it as "<ns>/<name>" (comma-separated, or "*" for every namespace). Without it only pods
+// of the collector's own namespace get it: the sidecar carries the collector's whole configuration
+// (credentials included) into the pod, so a tenant must not be able to copy another's.
+const AllowedNamespacesAnnotation = "sidecar.opentelemetry.io/allowed-namespaces"
+
+// allowsNamespace reports whether pods of namespace may use otelcol as their sidecar.
+func allowsNamespace(otelcol *v1beta1.OpenTelemetryCollector, namespace string) bool {
+	if otelcol.Namespace == namespace {
+		return true
+	}
+	for _, ns := range strings.Split(otelcol.Annotations[AllowedNamespacesAnnotation], ",") {
+		if ns = strings.TrimSpace(ns); ns == "*" || ns == namespace {
+			return true
+		}
+	}
+	return false
+}
+
 // Target parses a value that names a collector ("<name>" or "<ns>/<name>"); a bare name is
 // looked up in podNamespace.
 func Target(value, podNamespace string) (types.NamespacedName, error) {

@@ -250,6 +250,10 @@ func (h *Handler) collector(ctx context.Context, value, namespace string) (*v1be
 	if otelcol.Spec.Mode != v1beta1.ModeSidecar {
 		return nil, skip(fmt.Errorf("%s=%q: OpenTelemetryCollector %s is in %s mode, not sidecar", Annotation, value, key, otelcol.Spec.Mode))
 	}
+	if !allowsNamespace(otelcol, namespace) {
+		return nil, skip(fmt.Errorf("%s=%q: OpenTelemetryCollector %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
+			Annotation, value, key, namespace, AllowedNamespacesAnnotation))
+	}
 	return otelcol, nil
 }
 

@@ -213,14 +213,21 @@ func replicaSetOfDeployment(t testing.TB, ns, name string) *appsv1.ReplicaSet {
 func TestInjectByName(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t, "by-name", nil)
-	newCollector(t, ns, "a", v1beta1.ModeSidecar)
+	newCollector(t, ns, "a", v1beta1.ModeSidecar, func(c *v1beta1.OpenTelemetryCollector) {
+		c.Annotations = map[string]string{podmutation.AllowedNamespacesAnnotation: "elsewhere, by-name-other"}
+	})
 	newCollector(t, ns, "b", v1beta1.ModeSidecar)
 	got, warnings := create(t, newPod(ns, "p", map[string]string{podmutation.Annotation: "b"}))
 	g.Expect(warnings).To(BeEmpty())
 	expectInjected(g, got, ns, "b")
 
+	// Another namespace's pods get "a" only because it lists them in its allowed-namespaces
+	// annotation; "b" does not and is not copied into them.
 	other := newNamespace(t, "by-name-other", nil)
-	got, warnings = create(t, newPod(other, "p", map[string]string{podmutation.Annotation: ns + "/a"}))
+	got, warnings = create(t, newPod(other, "p", map[string]string{podmutation.Annotation: ns + "/b"}))
+	g.Expect(warnings).To(ContainElement(ContainSubstring(podmutation.AllowedNamespacesAnnotation)))
+	expectUnchanged(g, got)
+	got, warnings = create(t, newPod(other, "p2", map[string]string{podmutation.Annotation: ns + "/a"}))
 	g.Expect(warnings).To(BeEmpty())
 	expectInjected(g, got, ns, "a")
 	g.Expect(envValue(got.Spec.InitContainers[len(got.Spec.InitContainers)-1], sidecar.ResourceAttributesEnv)).
