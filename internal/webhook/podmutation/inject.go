@@ -21,7 +21,7 @@ import (
 // "true" and "false" are case-insensitive.
 const Annotation = "sidecar.opentelemetry.io/inject"
 
-// AllowedNamespacesAnnotation, on a sidecar-mode collector, lists the other namespaces whose pods
+// AllowedNamespacesAnnotation is set on a sidecar-mode collector: it lists the other namespaces whose pods
 // may name it as "<ns>/<name>" (comma-separated, or "*" for every namespace). Without it only pods
 // of the collector's own namespace get it: the sidecar carries the collector's whole configuration
 // (credentials included) into the pod, so a tenant must not be able to copy another's.
