@@ -65,6 +65,19 @@ func (w *WriteCounter) Since(before map[string]int) map[string]int {
 	return diff
 }
 
+// SinceIn is Since restricted to requests for objects in namespace ns and to cluster-scoped ones:
+// writes that other tests' objects cause late (an Event series update, say) are left out.
+func (w *WriteCounter) SinceIn(before map[string]int, ns string) map[string]int {
+	out := map[string]int{}
+	for k, v := range w.Since(before) {
+		if strings.Contains(k, "/namespaces/") && !strings.Contains(k, "/namespaces/"+ns+"/") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -187,12 +187,14 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	time.Sleep(2 * time.Second) // let the last watch events settle
 
-	before, byReqBefore := writes.Snapshot()
+	_, byReqBefore := writes.Snapshot()
 	reconcilesBefore := reconcileCount(g)
 	time.Sleep(5*syncPeriod + time.Second)
-	after, _ := writes.Snapshot()
+	// Only this test's namespace and cluster-scoped objects: another test's bridge may still see a
+	// late Event series update in its own namespace.
+	ours := writes.SinceIn(byReqBefore, ns)
 	reconciles := reconcileCount(g) - reconcilesBefore
-	t.Logf("%.0f reconciles during the idle window, %d write requests", reconciles, after-before)
+	t.Logf("%.0f reconciles during the idle window, write requests: %v", reconciles, ours)
 	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
-	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", writes.Since(byReqBefore)))
+	g.Expect(ours).To(BeEmpty(), fmt.Sprintf("writes during idle resyncs: %v", ours))
 }
