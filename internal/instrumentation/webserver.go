@@ -191,23 +191,11 @@ func (b *builder) apache(inst *v1alpha1.Instrumentation, name string) error {
 	if !b.hasInitContainer(apacheAttachContainer) {
 		b.addVolume(agentVolume(apacheAgentVolume, spec.VolumeClaimTemplate, spec.VolumeSizeLimit))
 		sc := initSecurityContext(inst, app)
-		b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, corev1.Container{
-			Name:    apacheAttachContainer,
-			Image:   spec.Image,
-			Command: []string{"/bin/sh", "-c"},
-			Args:    []string{apacheScript, "--", confDir},
-			Env: []corev1.EnvVar{
-				{Name: "OTEL_APACHE_AGENT_CONF", Value: conf},
-				fieldRef("APACHE_SERVICE_INSTANCE_ID", "metadata.name"),
-			},
-			Resources: spec.Resources,
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: apacheAgentVolume, MountPath: webAgentDir},
-				{Name: apacheConfVolume, MountPath: webSourceDir},
-			},
-			ImagePullPolicy: inst.Spec.ImagePullPolicy,
-			SecurityContext: sc,
-		})
+		b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, attachContainer(webAttach{
+			name: apacheAttachContainer, image: spec.Image, script: apacheScript, arg: confDir,
+			confEnv: "OTEL_APACHE_AGENT_CONF", conf: conf, idEnv: "APACHE_SERVICE_INSTANCE_ID",
+			agentVolume: apacheAgentVolume, confVolume: apacheConfVolume,
+		}, spec.Resources, inst.Spec.ImagePullPolicy, sc))
 	}
 	app = b.mustContainer(name)
 	commonEnv(inst, app)
@@ -246,23 +234,11 @@ func (b *builder) nginx(inst *v1alpha1.Instrumentation, name string) error {
 		}, spec.Attrs, ";")
 		b.addVolume(emptyDir(nginxAgentVolume, nil))
 		sc := initSecurityContext(inst, app)
-		b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, corev1.Container{
-			Name:    nginxAttachContainer,
-			Image:   spec.Image,
-			Command: []string{"/bin/sh", "-c"},
-			Args:    []string{nginxScript, "--", confFile},
-			Env: []corev1.EnvVar{
-				{Name: "OTEL_NGINX_AGENT_CONF", Value: conf},
-				fieldRef("OTEL_NGINX_SERVICE_INSTANCE_ID", "metadata.name"),
-			},
-			Resources: spec.Resources,
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: nginxAgentVolume, MountPath: webAgentDir},
-				{Name: nginxConfVolume, MountPath: webSourceDir},
-			},
-			ImagePullPolicy: inst.Spec.ImagePullPolicy,
-			SecurityContext: sc,
-		})
+		b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, attachContainer(webAttach{
+			name: nginxAttachContainer, image: spec.Image, script: nginxScript, arg: confFile,
+			confEnv: "OTEL_NGINX_AGENT_CONF", conf: conf, idEnv: "OTEL_NGINX_SERVICE_INSTANCE_ID",
+			agentVolume: nginxAgentVolume, confVolume: nginxConfVolume,
+		}, spec.Resources, inst.Spec.ImagePullPolicy, sc))
 		app = b.mustContainer(name)
 		lib := webAgentDir + "/sdk_lib/lib"
 		if i := envIndex(app.Env, "LD_LIBRARY_PATH"); i >= 0 {
@@ -275,4 +251,34 @@ func (b *builder) nginx(inst *v1alpha1.Instrumentation, name string) error {
 	commonEnv(inst, app)
 	b.sdkConfig(inst, app, app)
 	return nil
+}
+
+// webAttach names what differs between the Apache and nginx attach init containers.
+type webAttach struct {
+	name, image, script, arg string
+	// confEnv carries the agent configuration conf; idEnv the pod name (service instance id).
+	confEnv, conf, idEnv    string
+	agentVolume, confVolume string
+}
+
+// attachContainer is the init container that runs the web-server agent's script against the
+// cloned configuration: the agent volume at webAgentDir, the configuration at webSourceDir.
+func attachContainer(w webAttach, res corev1.ResourceRequirements, pull corev1.PullPolicy, sc *corev1.SecurityContext) corev1.Container {
+	return corev1.Container{
+		Name:    w.name,
+		Image:   w.image,
+		Command: []string{"/bin/sh", "-c"},
+		Args:    []string{w.script, "--", w.arg},
+		Env: []corev1.EnvVar{
+			{Name: w.confEnv, Value: w.conf},
+			fieldRef(w.idEnv, "metadata.name"),
+		},
+		Resources: res,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: w.agentVolume, MountPath: webAgentDir},
+			{Name: w.confVolume, MountPath: webSourceDir},
+		},
+		ImagePullPolicy: pull,
+		SecurityContext: sc,
+	}
 }
