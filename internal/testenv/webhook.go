@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -50,4 +53,42 @@ func (e *Env) StartWebhookManager(ctx context.Context, cfg *rest.Config, scheme 
 		}
 	}
 	return mgr, stopped, fmt.Errorf("webhook server did not start within 30s")
+}
+
+// ShippedWebhooks installs the webhook configurations of config/webhook as shipped; envtest points
+// them at 127.0.0.1 with its own serving certificate.
+func ShippedWebhooks() envtest.WebhookInstallOptions {
+	return envtest.WebhookInstallOptions{
+		Paths:            []string{filepath.Join(RepoRoot(), "config", "webhook")},
+		LocalServingHost: "127.0.0.1",
+	}
+}
+
+// WebhookMain is the TestMain of a webhook suite: it starts an Env with the CRDs and
+// ShippedWebhooks, hands it to set, starts the suite's manager with start (see
+// StartWebhookManager), runs the tests, stops the manager and the Env, and exits with the tests'
+// code.
+func WebhookMain(m *testing.M, scheme *runtime.Scheme, set func(*Env), start func(context.Context) (<-chan struct{}, error)) {
+	e, err := Start(Options{Scheme: scheme, WebhookInstallOptions: ShippedWebhooks()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	set(e)
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := start(ctx)
+	code := 1
+	if err == nil {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	cancel()
+	if done != nil {
+		<-done
+	}
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
 }

@@ -3,9 +3,7 @@ package instrumentation_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,7 +11,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
@@ -42,32 +39,7 @@ func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
-	e, err := testenv.Start(testenv.Options{
-		Scheme: scheme,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths:            []string{filepath.Join(testenv.RepoRoot(), "config", "webhook")},
-			LocalServingHost: "127.0.0.1",
-		},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env, k8s = e, e.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	done, err := startManager(ctx)
-	code := 1
-	if err == nil {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	cancel()
-	if done != nil {
-		<-done
-	}
-	_ = e.Stop()
-	os.Exit(code)
+	testenv.WebhookMain(m, scheme, func(e *testenv.Env) { env, k8s = e, e.Client }, startManager)
 }
 
 func fuzzing() bool {
