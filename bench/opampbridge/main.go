@@ -253,7 +253,7 @@ func waitFor(ctx context.Context, srv *opamptest.Server, p *bridgeProc, timeout 
 			return fmt.Errorf("interrupted while waiting for %s", what)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s\n%s", timeout, what, p.logTail(20))
+			return fmt.Errorf("timed out after %s waiting for %s\n%s", timeout, what, p.Tail(20))
 		}
 	}
 }
@@ -262,7 +262,7 @@ func sleepAlive(ctx context.Context, p *bridgeProc, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return errors.New("interrupted")
-	case <-p.exited:
+	case <-p.Done():
 		return p.alive()
 	case <-time.After(d):
 		return p.alive()

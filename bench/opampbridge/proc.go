@@ -3,25 +3,23 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/otelop/otelop/bench/internal/procstat"
+	"github.com/otelop/otelop/test/proc"
 )
 
 // bridgeProc is the bridge running as a separate local process, so that its RSS and CPU time are
 // the whole process's.
 type bridgeProc struct {
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	logPath string
+	*proc.Process
 	health  string
 	started time.Time
 	rss     *procstat.RSSSampler
@@ -30,76 +28,37 @@ type bridgeProc struct {
 // startBridge starts bin with args, its output going to logPath. The clock starts just before
 // exec.
 func startBridge(bin string, args, env []string, logPath, health string) (*bridgeProc, error) {
-	f, err := os.Create(logPath)
+	started := time.Now()
+	pr, err := proc.Start("bridge", bin, args, logPath, env...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), env...)
-	// The bridge dies with the harness; it never outlives an interrupted run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("starting the bridge %s: %w", bin, err)
-	}
-	p := &bridgeProc{cmd: cmd, exited: make(chan struct{}), logPath: logPath, health: health, started: started}
-	p.rss = procstat.StartRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
+	p := &bridgeProc{Process: pr, health: health, started: started}
+	p.rss = procstat.StartRSSSampler(pr.Pid(), 500*time.Millisecond)
 	return p, nil
-}
-
-func (p *bridgeProc) pid() int { return p.cmd.Process.Pid }
-
-func (p *bridgeProc) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
 }
 
 // alive returns an error when the bridge has exited.
 func (p *bridgeProc) alive() error {
-	if p.hasExited() {
-		return fmt.Errorf("the bridge exited unexpectedly (%v)\n%s", p.cmd.ProcessState, p.logTail(30))
+	if p.Exited() {
+		return p.Failure(errors.New("the bridge exited unexpectedly"))
 	}
 	return nil
 }
 
 // stop sends SIGTERM, then SIGKILL after 10 s; it always returns with the process gone.
 func (p *bridgeProc) stop() {
-	if p == nil || p.cmd.Process == nil {
+	if p == nil {
 		return
 	}
 	p.rss.Stop()
-	if p.hasExited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func (p *bridgeProc) logTail(n int) string {
-	data, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "--- last lines of " + p.logPath + " ---\n" + strings.Join(lines, "\n")
+	p.Stop(10 * time.Second)
 }
 
 // cpuSeconds is the bridge's user+system CPU time so far, from /proc/<pid>/stat (in clock ticks
 // of 1/100 s, the value of CLK_TCK on every Linux this runs on).
 func (p *bridgeProc) cpuSeconds() (float64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid()), "stat"))
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.Pid()), "stat"))
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/internal/opampbridge/opamptest"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/proc"
 )
 
 // bridgeNS is the namespace the bridge runs in (OTELCOL_NAMESPACE).
@@ -137,11 +138,11 @@ func (b *bench) startBridge(ctx context.Context) error {
 	if err := os.WriteFile(cfgPath, []byte(bridgeConfig(srv.URL)), 0o600); err != nil {
 		return err
 	}
-	listen, err := procstat.FreeAddr()
+	listen, err := proc.FreeAddr()
 	if err != nil {
 		return err
 	}
-	health, err := procstat.FreeAddr()
+	health, err := proc.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -155,10 +156,10 @@ func (b *bench) startBridge(ctx context.Context) error {
 	}
 	b.p = p
 	b.onCleanup(func() {
-		say("stopping the bridge (pid %d)", p.pid())
+		say("stopping the bridge (pid %d)", p.Pid())
 		p.stop()
 	})
-	say("bridge started (pid %d); OpAMP server %s; health %s; log %s", p.pid(), srv.URL, health, logPath)
+	say("bridge started (pid %d); OpAMP server %s; health %s; log %s", p.Pid(), srv.URL, health, logPath)
 	return nil
 }
 

@@ -3,23 +3,20 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/otelop/otelop/bench/internal/procstat"
+	"github.com/otelop/otelop/test/proc"
 )
 
 // operatorProc is the operator running as a separate local process, as upstream was measured.
 type operatorProc struct {
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	logPath string
+	*proc.Process
 	probe   string
 	metrics string
 	started time.Time
@@ -28,89 +25,39 @@ type operatorProc struct {
 
 // startOperator starts bin with the common flags plus extra and waits for /readyz.
 func startOperator(ctx context.Context, bin, kubeconfig, logPath string, common, extra []string, timeout time.Duration) (*operatorProc, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
 	probe, metrics := freeAddr(), freeAddr()
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--metrics-addr=" + metrics, "--metrics-secure=false",
 		"--health-probe-addr=" + probe}, common...)
 	args = append(args, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// The operator dies with the harness; it never outlives an interrupted run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("starting the operator %s: %w", bin, err)
+	pr, err := proc.Start("operator", bin, args, logPath)
+	if err != nil {
+		return nil, err
 	}
-	p := &operatorProc{cmd: cmd, exited: make(chan struct{}), logPath: logPath, probe: probe, metrics: metrics,
-		started: time.Now()}
-	p.rss = procstat.StartRSSSampler(cmd.Process.Pid, 500*time.Millisecond)
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
-	say("operator started (pid %d%s); log: %s", cmd.Process.Pid, strings.TrimRight(" "+strings.Join(extra, " "), " "), logPath)
-	deadline := time.Now().Add(timeout)
-	for {
-		if p.hasExited() {
-			return p, fmt.Errorf("the operator exited before /readyz\n%s", p.logTail(30))
-		}
-		if procstat.HTTPOK(ctx, "http://"+probe+"/readyz") {
-			break
-		}
-		if ctx.Err() != nil {
-			return p, fmt.Errorf("interrupted while waiting for the operator's /readyz: %w", ctx.Err())
-		}
-		if time.Now().After(deadline) {
-			return p, fmt.Errorf("the operator was not ready within %s\n%s", timeout, p.logTail(30))
-		}
-		time.Sleep(200 * time.Millisecond)
+	p := &operatorProc{Process: pr, probe: probe, metrics: metrics, started: time.Now()}
+	p.rss = procstat.StartRSSSampler(pr.Pid(), 500*time.Millisecond)
+	say("operator started (pid %d%s); log: %s", pr.Pid(), strings.TrimRight(" "+strings.Join(extra, " "), " "), logPath)
+	if err := pr.WaitHTTP(ctx, "http://"+probe+"/readyz", 200*time.Millisecond, timeout); err != nil {
+		return p, err
 	}
 	say("operator ready after %s (readyz %s, metrics %s)", time.Since(p.started).Round(100*time.Millisecond), probe, metrics)
 	return p, nil
 }
 
-func (p *operatorProc) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
 // alive returns an error when the operator has exited (checked inside every wait loop).
 func (p *operatorProc) alive() error {
-	if p != nil && p.hasExited() {
-		return fmt.Errorf("the operator exited unexpectedly\n%s", p.logTail(30))
+	if p != nil && p.Exited() {
+		return p.Failure(errors.New("the operator exited unexpectedly"))
 	}
 	return nil
 }
 
 // stop sends SIGTERM, then SIGKILL after 10s; it always returns with the process gone.
 func (p *operatorProc) stop() {
-	if p == nil || p.cmd.Process == nil {
+	if p == nil {
 		return
 	}
 	p.rss.Stop()
-	if p.hasExited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func (p *operatorProc) logTail(n int) string {
-	data, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "--- last lines of " + p.logPath + " ---\n" + strings.Join(lines, "\n")
+	p.Stop(10 * time.Second)
 }
 
 // reconciles sums controller_runtime_reconcile_total over every controller and result.
@@ -173,7 +120,7 @@ func mb(kb int64) float64 { return float64(kb) / 1024 }
 
 // freeAddr is a free 127.0.0.1 address, or port 0 (the process then fails to start, loudly).
 func freeAddr() string {
-	addr, err := procstat.FreeAddr()
+	addr, err := proc.FreeAddr()
 	if err != nil {
 		return "127.0.0.1:0"
 	}

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,7 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/otelop/otelop/bench/internal/procstat"
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -83,7 +81,7 @@ func run(ctx context.Context, cfg config) error {
 	if _, err := simcluster.InstallCRDs(ctx, c.Config, "config/crd/bases", "bench"); err != nil {
 		return err
 	}
-	port, err := procstat.FreePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -94,19 +92,19 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	defer op.stop()
+	defer op.Stop(10 * time.Second)
 	b, err := newBench(ctx, c.Config, cfg)
 	if err != nil {
 		return err
 	}
 	if err := b.prepare(ctx); err != nil {
-		return fmt.Errorf("%w\n%s", err, op.logTail(20))
+		return fmt.Errorf("%w\n%s", err, op.Tail(20))
 	}
 	var rows []row
 	for _, cs := range cases {
 		r, err := b.measure(ctx, cs)
 		if err != nil {
-			return fmt.Errorf("%s: %w\n%s", cs.name, err, op.logTail(20))
+			return fmt.Errorf("%s: %w\n%s", cs.name, err, op.Tail(20))
 		}
 		rows = append(rows, r)
 	}
@@ -134,70 +132,27 @@ func operatorBinary(ctx context.Context, path string) (string, func(), error) {
 	return out, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-type operatorProc struct {
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-}
-
 // startOperator runs the operator as a separate process (as it runs in a cluster), with
 // self-managed webhook certificates, and waits for /readyz.
-func startOperator(ctx context.Context, bin string, c *simcluster.Cluster, port int, timeout time.Duration) (*operatorProc, error) {
-	probePort, err := procstat.FreePort()
+func startOperator(ctx context.Context, bin string, c *simcluster.Cluster, port int, timeout time.Duration) (*proc.Process, error) {
+	probePort, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	logPath := filepath.Join(c.Dir, "logs", "operator.log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
 	args := append([]string{"--kubeconfig=" + c.Kubeconfig, "--metrics-addr=0",
 		"--health-probe-addr=127.0.0.1:" + strconv.Itoa(probePort)},
 		simcluster.OperatorWebhookFlags(port, filepath.Join(c.Dir, "webhook-certs"), "default")...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = f.Close()
+	p, err := proc.Start("operator", bin, args, logPath)
+	if err != nil {
 		return nil, err
 	}
-	p := &operatorProc{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.exited) }()
-	say("operator started (pid %d); log: %s", cmd.Process.Pid, logPath)
-	err = poll(ctx, 200*time.Millisecond, timeout, "the operator's /readyz", func(ctx context.Context) (bool, error) {
-		select {
-		case <-p.exited:
-			return false, errors.New("the operator exited\n" + p.logTail(20))
-		default:
-		}
-		return procstat.HTTPOK(ctx, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz"), nil
-	})
-	return p, err
-}
-
-func (p *operatorProc) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
+	say("operator started (pid %d); log: %s", p.Pid(), logPath)
+	if err := p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz", 200*time.Millisecond, timeout); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, err
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func (p *operatorProc) logTail(n int) string {
-	data, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "--- last lines of " + p.logPath + " ---\n" + strings.Join(lines, "\n")
+	return p, nil
 }
 
 // poll calls cond every interval until it returns true or an error, or timeout passes.

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,14 +17,14 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
 // runner adds the operator and the samples to a running cluster.
 type runner struct {
 	c        *simcluster.Cluster
-	operator *exec.Cmd
-	exited   chan struct{}
+	operator *proc.Process
 }
 
 func (r *runner) run(ctx context.Context, operator, crds, samples, webhooks string) error {
@@ -88,70 +85,35 @@ func applySamples(ctx context.Context, cl client.Client, dir string) (int, error
 }
 
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := proc.FreeAddr()
 	if err != nil {
 		return "127.0.0.1:0"
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func (r *runner) startOperator(ctx context.Context, bin string, webhookPort int) error {
 	logPath := filepath.Join(r.c.Dir, "logs", "operator.log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
 	probe := freeAddr()
 	args := append([]string{"--kubeconfig=" + r.c.Kubeconfig, "--metrics-addr=" + freeAddr(), "--metrics-secure=false",
 		"--health-probe-addr=" + probe},
 		simcluster.OperatorWebhookFlags(webhookPort, filepath.Join(r.c.Dir, "webhook-certs"), "default")...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the operator %s: %w", bin, err)
-	}
-	r.operator = cmd
-	say("operator started (pid %d); its log: %s", cmd.Process.Pid, logPath)
-	r.exited = make(chan struct{})
-	exited := r.exited
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(exited) }()
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-exited:
-			return false, errors.New("the operator exited")
-		default:
-		}
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	p, err := proc.Start("operator", bin, args, logPath)
 	if err != nil {
-		data, _ := os.ReadFile(logPath)
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) > 30 {
-			lines = lines[len(lines)-30:]
-		}
-		return fmt.Errorf("operator not ready: %w\n--- last lines of %s ---\n%s", err, logPath, strings.Join(lines, "\n"))
+		return err
+	}
+	r.operator = p
+	say("operator started (pid %d); its log: %s", p.Pid(), logPath)
+	if err := p.WaitHTTP(ctx, "http://"+probe+"/readyz", 200*time.Millisecond, 60*time.Second); err != nil {
+		return err
 	}
 	say("operator ready (readyz on %s)", probe)
 	return nil
 }
 
 func (r *runner) stopOperator() {
-	if r.operator == nil || r.operator.Process == nil {
-		return
-	}
-	_ = r.operator.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.exited:
-	case <-time.After(10 * time.Second):
-		_ = r.operator.Process.Kill()
-		<-r.exited
+	if r.operator != nil {
+		r.operator.Stop(10 * time.Second)
 	}
 }
 

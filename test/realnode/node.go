@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,7 +11,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/otelop/otelop/test/proc"
 )
 
 // containerdConfig is containerd's configuration: every path under the cluster's folder, the CRI
@@ -149,7 +149,7 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	healthz, err := freePort()
+	healthz, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -159,9 +159,6 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 		return err
 	}
 	bin := filepath.Join(c.Cluster.BinDir(), "kubelet")
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("kubelet: binary %s not found; run `make cluster-tools` first", bin)
-	}
 	p, err := c.start("kubelet", bin, "--config="+cfg, "--kubeconfig="+kubeconfig,
 		"--root-dir="+filepath.Join(dir, "root"), "--cert-dir="+filepath.Join(dir, "pki"),
 		"--hostname-override="+NodeName, "--node-ip="+NodeIP, "--v=1")
@@ -174,26 +171,6 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	})
 }
 
-func (c *Cluster) waitFor(ctx context.Context, p *process, what string, cond func(context.Context) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if p.exited() {
-			return false, errors.New("exited before " + what)
-		}
-		return cond(ctx), nil
-	})
-	if err != nil {
-		return p.failure(fmt.Errorf("waiting for %s: %w", what, err))
-	}
-	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+func (c *Cluster) waitFor(ctx context.Context, p *proc.Process, what string, cond func(context.Context) bool) error {
+	return proc.WaitFor(ctx, p, what, 200*time.Millisecond, c.opts.ReadyTimeout, cond)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/realnode"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -35,7 +36,7 @@ func startOperator(ctx context.Context) (func(), error) {
 	if _, err := simcluster.InstallCRDs(ctx, cfg, filepath.Join(root, "config", "crd", "bases"), "realnode"); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -67,13 +68,4 @@ func startOperator(ctx context.Context) (func(), error) {
 		case <-time.After(15 * time.Second):
 		}
 	}, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

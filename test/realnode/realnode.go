@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -47,7 +48,7 @@ type Cluster struct {
 	opts           Options
 	binDir         string
 	containerdSock string
-	procs          []*process
+	procs          []*proc.Process
 	keep           bool
 }
 
@@ -143,7 +144,7 @@ func (c *Cluster) Stop() error {
 		c.deleteAllPods()
 	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(10 * time.Second)
+		c.procs[i].Stop(10 * time.Second)
 	}
 	c.procs = nil
 	if c.Cluster != nil {
@@ -166,7 +167,7 @@ func (c *Cluster) Keep() string {
 
 func (c *Cluster) kubeletRunning() bool {
 	for _, p := range c.procs {
-		if p.name == "kubelet" && !p.exited() {
+		if p.Name == "kubelet" && !p.Exited() {
 			return true
 		}
 	}

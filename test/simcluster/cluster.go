@@ -7,7 +7,6 @@ package simcluster
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,10 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelop/otelop/test/proc"
 )
 
 //go:embed stages.yaml
@@ -75,7 +75,7 @@ type Cluster struct {
 
 	opts  Options
 	pki   *pki
-	procs []*process
+	procs []*proc.Process
 }
 
 // Start brings up the cluster and returns once every component is ready and the fake nodes are
@@ -169,8 +169,8 @@ func defaultBinDir() string {
 
 func (c *Cluster) bin(name string) string { return filepath.Join(c.opts.BinDir, name) }
 
-func (c *Cluster) start(name string, args ...string) (*process, error) {
-	p, err := startProcess(name, c.bin(name), args, filepath.Join(c.Dir, "logs"))
+func (c *Cluster) start(name string, args ...string) (*proc.Process, error) {
+	p, err := proc.Start(name, c.bin(name), args, filepath.Join(c.Dir, "logs", name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -179,30 +179,16 @@ func (c *Cluster) start(name string, args ...string) (*process, error) {
 }
 
 // waitFor polls cond until it returns true, the process exits, or the ready timeout passes.
-func (c *Cluster) waitFor(ctx context.Context, p *process, what string, cond func(context.Context) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if p != nil && p.exited() {
-			return false, errors.New("exited before " + what)
-		}
-		return cond(ctx), nil
-	})
-	if err != nil {
-		if p == nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		return p.failure(fmt.Errorf("waiting for %s: %w", what, err))
-	}
-	return nil
+func (c *Cluster) waitFor(ctx context.Context, p *proc.Process, what string, cond func(context.Context) bool) error {
+	return proc.WaitFor(ctx, p, what, 100*time.Millisecond, c.opts.ReadyTimeout, cond)
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
-	clientPort, err := freePort()
+	clientPort, err := proc.FreePort()
 	if err != nil {
 		return "", err
 	}
-	peerPort, err := freePort()
+	peerPort, err := proc.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -223,7 +209,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -331,7 +317,7 @@ func (c *Cluster) startKwok(ctx context.Context, cs kubernetes.Interface) error 
 	c.opts.Progress("kwok starting; creating %d fake nodes", c.opts.Nodes)
 	for i := range c.opts.Nodes {
 		if err := c.AddNode(ctx, cs, fmt.Sprintf("sim-node-%d", i), nil); err != nil {
-			return p.failure(err)
+			return p.Failure(err)
 		}
 	}
 	return c.waitFor(ctx, p, "fake nodes Ready", func(ctx context.Context) bool {
@@ -407,7 +393,7 @@ func (c *Cluster) Stop() error {
 
 func (c *Cluster) stopProcesses() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(5 * time.Second)
+		c.procs[i].Stop(5 * time.Second)
 	}
 	c.procs = nil
 }
@@ -416,7 +402,7 @@ func (c *Cluster) stopProcesses() {
 func (c *Cluster) PIDs() []int {
 	var pids []int
 	for _, p := range c.procs {
-		pids = append(pids, p.cmd.Process.Pid)
+		pids = append(pids, p.Pid())
 	}
 	return pids
 }
@@ -425,7 +411,7 @@ func (c *Cluster) PIDs() []int {
 func (c *Cluster) LogTails(n int) string {
 	var s string
 	for _, p := range c.procs {
-		s += fmt.Sprintf("--- %s (%s) ---\n%s\n", p.name, p.logPath, p.tail(n))
+		s += fmt.Sprintf("--- %s (%s) ---\n%s\n", p.Name, p.LogPath, p.Tail(n))
 	}
 	return s
 }

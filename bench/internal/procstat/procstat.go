@@ -4,11 +4,8 @@
 package procstat
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,42 +84,6 @@ func VmRSS(statusPath string) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in " + statusPath)
-}
-
-// FreeAddr returns a free 127.0.0.1:port (closed again: the process started next binds it).
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// FreePort is FreeAddr's port.
-func FreePort() (int, error) {
-	addr, err := FreeAddr()
-	if err != nil {
-		return 0, err
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	return strconv.Atoi(port)
-}
-
-// HTTPOK reports whether GET url answers 200 within 2 seconds.
-func HTTPOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // LoadAvg returns the first three fields of /proc/loadavg, or "?".

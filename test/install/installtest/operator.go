@@ -3,12 +3,9 @@ package installtest
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +17,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/test/proc"
 )
 
 // LeaderElectionLease is the Lease the operator holds in its namespace (upstream's election ID).
@@ -54,8 +53,7 @@ type Operator struct {
 	Log string
 
 	env  *Env
-	done chan error
-	cmd  *exec.Cmd
+	proc *proc.Process
 }
 
 // RunOperator waits for the pod of the Deployment names.Deployment to run on a fake node, starts
@@ -108,36 +106,15 @@ func (e *Env) RunOperator(ctx context.Context, names Names) (*Operator, error) {
 
 	args := append(append([]string{}, container.Args...), op.PodLocalArgs(filepath.Join(dir, "webhook-certs"))...)
 	op.Log = filepath.Join(e.Cluster.Dir, "logs", "operator-"+names.Namespace+".log")
-	logFile, err := os.Create(op.Log)
+	// KUBECONFIG stands for the ServiceAccount mount: the process is the pod's identity, not admin.
+	op.proc, err = proc.Start("operator", bin, args, op.Log, "KUBECONFIG="+kubeconfig)
 	if err != nil {
 		return op, err
 	}
-	op.cmd = exec.Command(bin, args...)
-	// KUBECONFIG stands for the ServiceAccount mount: the process is the pod's identity, not admin.
-	op.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
-	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := op.cmd.Start(); err != nil {
-		_ = logFile.Close()
-		op.cmd = nil
-		return op, err
-	}
-	op.done = make(chan error, 1)
-	go func() { op.done <- op.cmd.Wait(); _ = logFile.Close() }()
-
 	// The kubelet's readiness probe: the Deployment's probe path and port, on the pod's IP.
 	readyURL := fmt.Sprintf("http://%s:%d%s", op.PodIP, op.HealthPort, probe.HTTPGet.Path)
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-op.done:
-			op.done <- err
-			return false, fmt.Errorf("operator exited: %v", err)
-		default:
-		}
-		return Get(ctx, readyURL) == http.StatusOK, nil
-	})
-	if err != nil {
-		return op, fmt.Errorf("operator not ready at %s: %w\n%s", readyURL, err, Tail(op.Log, 30))
+	if err := op.proc.WaitHTTP(ctx, readyURL, 200*time.Millisecond, 90*time.Second); err != nil {
+		return op, err
 	}
 	// Ready: the endpoints controller would now add the pod to the Services.
 	for _, svc := range []string{names.WebhookService, names.MetricsService} {
@@ -150,16 +127,8 @@ func (e *Env) RunOperator(ctx context.Context, names Names) (*Operator, error) {
 
 // Stop ends the operator process (SIGTERM, then SIGKILL after 20s). It may be called again.
 func (op *Operator) Stop() {
-	if op.cmd == nil {
-		return
-	}
-	_ = op.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-op.done:
-		op.done <- err
-	case <-time.After(20 * time.Second):
-		_ = op.cmd.Process.Kill()
-		op.done <- <-op.done
+	if op.proc != nil {
+		op.proc.Stop(20 * time.Second)
 	}
 }
 
@@ -222,33 +191,4 @@ func (e *Env) writeTokenKubeconfig(path, token string) error {
 	cfg.Contexts["sim"] = &clientcmdapi.Context{Cluster: "sim", AuthInfo: "operator"}
 	cfg.CurrentContext = "sim"
 	return clientcmd.WriteToFile(*cfg, path)
-}
-
-// Get returns the status code of a GET of url, 0 on a connection error.
-func Get(ctx context.Context, url string) int {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
-}
-
-// Tail returns the last n lines of a file.
-func Tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/test/proc"
 )
 
 // Timeout bounds how long a scenario waits for the operator.
@@ -248,7 +249,7 @@ func (op *Operator) LeaderElectionAndCertificateInOperatorNamespace(t *testing.T
 	g.Expect(secret.Data).To(gomega.HaveKey("tls.crt"))
 
 	identity := "system:serviceaccount:" + op.Namespace + ":" + op.ServiceAccount
-	for _, line := range strings.Split(Tail(op.Log, 100000), "\n") {
+	for _, line := range strings.Split(proc.Tail(op.Log, 100000), "\n") {
 		if strings.Contains(line, "forbidden") && strings.Contains(line, identity) {
 			t.Errorf("the operator was refused a request with the install's RBAC: %s", line)
 		}
