@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -123,11 +122,9 @@ func operatorBinary(ctx context.Context, path string) (string, func(), error) {
 	}
 	out := filepath.Join(dir, "opentelemetry-operator")
 	say("building the operator into %s", out)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/opentelemetry-operator")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := proc.GoBuild(ctx, ".", "./cmd/opentelemetry-operator", out); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("building the operator: %w", err)
+		return "", nil, err
 	}
 	return out, func() { _ = os.RemoveAll(dir) }, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +27,7 @@ import (
 )
 
 // setupControllers registers the capability detector and the controllers.
-func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error {
+func setupControllers(mgr ctrl.Manager, o Options, base collector.Options, shard labels.Selector) error {
 	detector := autodetect.New(mgr.GetCache())
 	if err := mgr.Add(detector); err != nil {
 		return err
@@ -46,6 +47,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 	err := r.SetupWithManager(mgr, collectorctrl.SetupOptions{
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		Detector:                detector,
+		Shard:                   shard,
 	})
 	if err != nil {
 		return err
@@ -59,6 +61,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 		Applier:                 applier,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		SkipNameValidation:      o.SkipControllerNameValidation,
+		Shard:                   shard,
 	})
 	if err != nil {
 		return err
@@ -74,6 +77,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 		Applier:                 applier,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		SkipNameValidation:      o.SkipControllerNameValidation,
+		Shard:                   shard,
 	})
 	if err != nil || o.InstrumentationScanInterval <= 0 {
 		return err
@@ -90,6 +94,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options) error
 		PageSize:                o.InstrumentationScanPageSize,
 		Namespaces:              o.WatchNamespaces,
 		SkipNameValidation:      o.SkipControllerNameValidation,
+		Shard:                   shard,
 	})
 }
 

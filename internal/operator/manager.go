@@ -20,6 +20,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/controller/owned"
 	otelwebhook "github.com/otelop/otelop/internal/webhook"
 	webhookcollector "github.com/otelop/otelop/internal/webhook/collector"
 	webhookinst "github.com/otelop/otelop/internal/webhook/instrumentation"
@@ -59,6 +60,10 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if ns := os.Getenv("WATCH_NAMESPACE"); len(o.WatchNamespaces) == 0 && ns != "" {
 		o.WatchNamespaces = strings.Split(ns, ",")
 	}
+	shard, err := owned.ParseShard(o.Shard)
+	if err != nil {
+		return nil, err
+	}
 	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
 	if o.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
@@ -68,12 +73,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.EnableLeaderElection,
-		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionID:              owned.ShardLeaseID(o.LeaderElectionID, shard),
 		LeaseDuration:                 &o.LeaseDuration,
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         CacheOptions(o.WatchNamespaces),
+		Cache:                         shardCache(CacheOptions(o.WatchNamespaces), shard, o.EnableWebhooks),
 		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	}
 	if o.SyncPeriod > 0 {
@@ -99,7 +104,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if err := detectStatic(ctx, cfg, &base); err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr, o, base); err != nil {
+	if err := setupControllers(mgr, o, base, shard); err != nil {
 		return nil, err
 	}
 	if o.EnableWebhooks {

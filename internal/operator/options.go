@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/otelop/otelop/internal/controller/owned"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/webhook/certs"
@@ -52,6 +53,8 @@ type Options struct {
 	WorkloadRestartsPerMinute int
 	// InstrumentationScanPageSize is the Limit of the catch-up controller's list requests.
 	InstrumentationScanPageSize int64
+	// Shard selects the resources this instance reconciles (--shard; see owned.ParseShard).
+	Shard string
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
 	// AutoInstrumentationImages are the default images the Instrumentation defaulting webhook
@@ -159,6 +162,11 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
+	fs.StringVar(&o.Shard, "shard", o.Shard,
+		"Reconcile only the collectors, target allocators, OpAMP bridges and Instrumentations whose labels match: a bare value "+
+			"such as team-a means "+owned.ShardLabel+"=team-a; anything else is a label selector, e.g. '!"+owned.ShardLabel+
+			"' for the instance that takes what no shard claims. Every instance elects its own leader (Lease <leader-election-id>-shard-<hash>). "+
+			"Run the webhooks in one instance without a shard or in every instance; instances with --enable-webhooks=false cache only their shard's resources. Empty: everything.")
 }
 
 // bindAutoInstrumentationImageFlags registers upstream's --auto-instrumentation-<lang>-image flags.

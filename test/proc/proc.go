@@ -159,9 +159,9 @@ func Tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// HTTPOK reports whether a GET of url answers 200 within a second.
+// HTTPOK reports whether a GET of url answers 200 within 2 seconds.
 func HTTPOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -192,4 +192,15 @@ func FreeAddr() (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("127.0.0.1:%d", port), nil
+}
+
+// GoBuild builds the main package pkg (e.g. "./cmd/opentelemetry-operator") of the module at dir
+// into out, with the go command on PATH; errors carry the compiler's output.
+func GoBuild(ctx context.Context, dir, pkg, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	build.Dir = dir
+	if output, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, output)
+	}
+	return nil
 }

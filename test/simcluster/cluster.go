@@ -204,7 +204,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 	}
 	c.opts.Progress("etcd starting on %s", clientURL)
 	return clientURL, c.waitFor(ctx, p, "etcd /health", func(ctx context.Context) bool {
-		return httpOK(ctx, clientURL+"/health")
+		return proc.HTTPOK(ctx, clientURL+"/health")
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/autodetect"
+	"github.com/otelop/otelop/internal/controller/owned"
 )
 
 // SetupOptions tune the controller.
@@ -26,6 +28,9 @@ type SetupOptions struct {
 	// Detector, when set, triggers a reconcile of every collector when capabilities change and
 	// starts watches for optional kinds (ServiceMonitor, Route, HTTPRoute) once their API appears.
 	Detector *autodetect.Detector
+	// Shard, when not nil, restricts the controller to collectors whose labels it matches (--shard):
+	// requests for other collectors are dropped before Reconcile.
+	Shard labels.Selector
 }
 
 // SetupWithManager registers the controller: it watches collectors and the objects they own
@@ -50,7 +55,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts SetupOptions) error
 		}
 		b = b.Owns(k.watchObject(), builder.WithPredicates(ownedChangePredicate{}))
 	}
-	ctl, err := b.Build(r)
+	ctl, err := b.Build(owned.InShard(mgr.GetClient(), opts.Shard, func() client.Object { return &v1beta1.OpenTelemetryCollector{} }, r))
 	if err != nil {
 		return err
 	}

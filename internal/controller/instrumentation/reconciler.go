@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +43,8 @@ type Reconciler struct {
 	Limiter *Limiter
 	// Namespaces, when not empty, is the only namespaces scanned (--watch-namespace).
 	Namespaces []string
+	// Shard, when not nil, restricts the scan to Instrumentations whose labels it matches (--shard).
+	Shard labels.Selector
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -56,7 +59,11 @@ func (r *Reconciler) now() time.Time {
 // Reconcile implements reconcile.Reconciler: scan, write the statuses that changed, restart.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	list := &v1alpha1.InstrumentationList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	var opts []client.ListOption
+	if r.Shard != nil && !r.Shard.Empty() {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: r.Shard})
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
 		return ctrl.Result{}, err
 	}
 	items := slices.DeleteFunc(list.Items, func(in v1alpha1.Instrumentation) bool {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,8 @@ type Options struct {
 	Namespaces []string
 	// SkipNameValidation lets tests register the controller in several managers.
 	SkipNameValidation bool
+	// Shard, when not nil, restricts the controller to Instrumentations it matches (--shard).
+	Shard labels.Selector
 }
 
 // scanKey is the one request the controller queues.
@@ -73,6 +76,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		RestartAll: opts.RestartPendingWorkloads,
 		Limiter:    NewLimiter(opts.RestartsPerMinute),
 		Namespaces: namespaces,
+		Shard:      opts.Shard,
 	}
 	copts := controller.Options{MaxConcurrentReconciles: 1}
 	if opts.SkipNameValidation {

@@ -1,7 +1,9 @@
 package opampbridge
 
 import (
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/apply"
@@ -27,6 +29,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// SkipNameValidation lets tests register the controller in several managers.
 	SkipNameValidation bool
+	// Shard, when not nil, restricts the controller to resources whose labels it matches (--shard).
+	Shard labels.Selector
 }
 
 // SetupWithManager builds the Reconciler from opts and registers it: it watches OpAMPBridges and
@@ -53,5 +57,5 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Name:                    ControllerName,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		SkipNameValidation:      opts.SkipNameValidation,
-	}).Complete(r)
+	}).Complete(owned.InShard(mgr.GetClient(), opts.Shard, func() client.Object { return &v1alpha1.OpAMPBridge{} }, r))
 }

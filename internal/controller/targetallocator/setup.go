@@ -1,8 +1,10 @@
 package targetallocator
 
 import (
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -35,6 +37,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// SkipNameValidation lets tests register the controller in several managers.
 	SkipNameValidation bool
+	// Shard, when not nil, restricts the controller to resources whose labels it matches (--shard).
+	Shard labels.Selector
 }
 
 // SetupWithManager builds the Reconciler from opts and registers it: it watches TargetAllocators,
@@ -67,5 +71,5 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}).
 		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(requestsForCollector),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Complete(r)
+		Complete(owned.InShard(mgr.GetClient(), opts.Shard, func() client.Object { return &v1alpha1.TargetAllocator{} }, r))
 }

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -76,11 +76,7 @@ func (e *Env) BinDir() string {
 func (e *Env) operatorBinary(ctx context.Context) (string, error) {
 	e.buildOnce.Do(func() {
 		e.bin = filepath.Join(e.Cluster.Dir, "opentelemetry-operator")
-		build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "./cmd/opentelemetry-operator")
-		build.Dir = testenv.RepoRoot()
-		if out, err := build.CombinedOutput(); err != nil {
-			e.buildErr = fmt.Errorf("go build ./cmd/opentelemetry-operator: %w\n%s", err, out)
-		}
+		e.buildErr = proc.GoBuild(ctx, testenv.RepoRoot(), "./cmd/opentelemetry-operator", e.bin)
 	})
 	return e.bin, e.buildErr
 }
