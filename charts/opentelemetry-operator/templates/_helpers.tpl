@@ -134,6 +134,25 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller-manager
 {{- end -}}
 
+{{/* The labels of one operator Deployment (dict "top" $ "instance" <instance>): the main instance's
+  are otelop.labels; a shard's component is shard-<key>, so that its pods match neither the main
+  Deployment's selector nor the webhook and metrics Services. */}}
+{{- define "otelop.instanceComponent" -}}
+{{- if .instance.main -}}
+app.kubernetes.io/component: controller-manager
+{{- else -}}
+app.kubernetes.io/component: {{ printf "shard-%s" .instance.shard | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+{{- end -}}
+
+{{- define "otelop.instanceSelectorLabels" -}}
+{{ include "otelop.selectorLabels" .top | replace "app.kubernetes.io/component: controller-manager" (include "otelop.instanceComponent" .) }}
+{{- end -}}
+
+{{- define "otelop.instanceLabels" -}}
+{{ include "otelop.labels" .top | replace "app.kubernetes.io/component: controller-manager" (include "otelop.instanceComponent" .) }}
+{{- end -}}
+
 {{/* Labels of every object. */}}
 {{- define "otelop.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
