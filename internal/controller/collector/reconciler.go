@@ -197,7 +197,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, otelcol *v1beta1.OpenTele
 		return errors.Join(applyErr, fmt.Errorf("updating status: %w", err))
 	}
 	after := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
-	if after != nil && (before == nil || before.Status != after.Status || before.Reason != after.Reason) {
+	// A new collector's first condition, Progressing, says what its Applied Event already said.
+	first := before == nil && after != nil && after.Reason == v1beta1.ReasonProgressing
+	if after != nil && !first && (before == nil || before.Status != after.Status || before.Reason != after.Reason) {
 		typ := "Normal"
 		if after.Status == metav1.ConditionFalse && after.Reason != v1beta1.ReasonProgressing {
 			typ = "Warning"
