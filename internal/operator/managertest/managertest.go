@@ -1,5 +1,5 @@
 // Package managertest runs one controller in a real manager for envtest suites: the operator's
-// scheme and cache options (label-filtered, metadata-only, managedFields stripped), a short sync
+// scheme and cache options (label-filtered, metadata-only, managedFields reduced to our own), a short sync
 // period, and a write counter around the manager's connection for zero-write proofs.
 package managertest
 
