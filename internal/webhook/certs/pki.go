@@ -195,15 +195,33 @@ func servingOK(m *material, dnsNames []string, ips []net.IP, now time.Time) bool
 	return true
 }
 
-// renew returns the material to store: old itself when everything is fine, otherwise a new
-// serving certificate, and a new CA too when old has none usable or its CA is due. A replaced CA,
-// and every CA of carried (the bundles the API server trusts now, for a Secret that was lost), stay
-// in the bundle until the serving certificates they issued have expired, so that replicas still
-// serving them are trusted while they move to the new one. A new CA sets serveAfter: replicas
+// renew returns the material to store: old itself when everything is fine, old with a shorter
+// bundle when an older CA is due for retirement, otherwise a new serving certificate, and a new CA
+// too when old has none usable or its CA is due. A replaced CA stays in the bundle until the
+// serving certificates it issued have expired, and every CA of carried (the bundles the API
+// servers trust now, for a Secret that was lost) until the replicas have moved to the new
+// certificate, so that replicas still serving them are trusted meanwhile. A new CA sets serveAfter: replicas
 // that serve a trusted certificate switch only once the API servers have seen the new bundle.
 func renew(old *material, carried []*x509.Certificate, o Options, now time.Time) (*material, bool, error) {
 	if old != nil && !dueForRenewal(old.ca, now) && servingOK(old, o.DNSNames(), o.ExtraIPs, now) {
-		return old, false, nil
+		if !retirementDue(old, now) {
+			return old, false, nil
+		}
+		m := *old
+		m.bundle = []*x509.Certificate{old.ca}
+		for _, c := range old.bundle[1:] {
+			if trusted(c, &m, now) {
+				m.bundle = append(m.bundle, c)
+			}
+		}
+		m.retire = map[string]time.Time{}
+		for fp, t := range old.retire {
+			if inBundle(fp, m.bundle) {
+				m.retire[fp] = t
+			}
+		}
+		m.bundlePEM = encodeBundle(m.bundle)
+		return &m, true, nil
 	}
 	m := &material{retire: map[string]time.Time{}}
 	var previous []*x509.Certificate
@@ -227,9 +245,12 @@ func renew(old *material, carried []*x509.Certificate, o Options, now time.Time)
 			until := now.Add(max(o.Validity, old.cert.NotAfter.Sub(now)))
 			m.retire[fingerprint(old.ca)] = minTime(old.ca.NotAfter, until)
 		}
+		// CAs the API servers trust now while the Secret was lost: needed only until every
+		// replica has moved to the new certificate (the trust delay, then a sync or three).
+		keep := max(time.Hour, o.TrustDelay+3*o.SyncInterval)
 		for _, c := range carried {
 			if _, known := m.retire[fingerprint(c)]; !known {
-				m.retire[fingerprint(c)] = minTime(c.NotAfter, now.Add(o.Validity))
+				m.retire[fingerprint(c)] = minTime(c.NotAfter, now.Add(keep))
 			}
 		}
 		previous = append(previous, carried...)
@@ -251,6 +272,19 @@ func renew(old *material, carried []*x509.Certificate, o Options, now time.Time)
 		return nil, false, err
 	}
 	return m, true, nil
+}
+
+// retirementDue reports whether an older CA of m's bundle has expired or passed its retirement.
+func retirementDue(m *material, now time.Time) bool {
+	for _, c := range m.bundle[1:] {
+		if !now.Before(c.NotAfter) {
+			return true
+		}
+		if t, ok := m.retire[fingerprint(c)]; ok && !now.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // trusted reports whether the older CA c stays in m's bundle: a CA certificate, not expired, not

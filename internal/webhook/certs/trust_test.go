@@ -202,6 +202,11 @@ func TestRecreatedSecretKeepsTrustingServedCertificates(t *testing.T) {
 	a.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
 	g.Expect(a.Sync(ctx)).To(Succeed())
 	g.Expect(readFile(t, opts.CertDir, CertFile)).NotTo(Equal(servedByA))
+	// Once every replica has had time to move, the lost Secret's CA is no longer trusted.
+	g.Expect(string(injected(t, opts)[0])).NotTo(ContainSubstring(strings.TrimSpace(string(firstBundle))))
+	left, err := parseCerts(injected(t, opts)[0])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(left).To(HaveLen(1), "only the new CA")
 }
 
 // TestSecretNotCreatedByTheOperator: an Opaque Secret of the same name that holds something
