@@ -195,3 +195,31 @@ func TestTakeoverOfObjectsMadeByAnotherManager(t *testing.T) {
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+// BenchmarkApplyDecidesFromLive measures what a reconcile costs for an object the applier has not
+// applied in this process (after a restart, or after a status change moved its resourceVersion):
+// the in-place decision on a cached workload (content and managedFields compared), no request.
+func BenchmarkApplyDecidesFromLive(b *testing.B) {
+	ctx := context.Background()
+	ns := "apply-bench"
+	t := &testing.T{}
+	namespace(t, ns)
+	objs := richObjects(ns, map[string]string{"team": "a"})
+	if _, err := apply.New(env.Client, "otelop-test").ApplyAll(ctx, objs, nil); err != nil {
+		b.Fatal(err)
+	}
+	dep := objs[2]
+	l := live(t, dep)
+	l.GetObjectKind().SetGroupVersionKind(dep.GetObjectKind().GroupVersionKind())
+	if _, err := apply.KeepOwnManagedFields("otelop-test")(l); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ch, err := apply.New(env.Client, "otelop-test").Apply(ctx, dep, l)
+		if err != nil || ch.Action != apply.Unchanged {
+			b.Fatal(ch, err)
+		}
+	}
+}
