@@ -44,7 +44,7 @@ func (a *Applier) inPlace(ctx context.Context, desired *unstructured.Unstructure
 		return false, "", nil
 	}
 	owned := map[string]any{}
-	if err := json.Unmarshal(entry.FieldsV1.Raw, &owned); err != nil {
+	if err := json.Unmarshal(entry.FieldsV1.GetRawBytes(), &owned); err != nil {
 		return false, "", fmt.Errorf("reading managedFields of %s %s: %w", desired.GetKind(), desired.GetName(), err)
 	}
 	return OwnsExactly(owned, desired.Object), full.GetResourceVersion(), nil

@@ -66,7 +66,7 @@ func readMaterial(s *corev1.Secret, now time.Time) (m *material, adopted bool, e
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return nil, false, fmt.Errorf("Secret %s/%s (type %s, keys [%s]): %w: %v; delete it, or choose another name with --webhook-cert-secret",
+	return nil, false, fmt.Errorf("webhook certificate Secret %s/%s (type %s, keys [%s]): %w: %v; delete it, or choose another name with --webhook-cert-secret",
 		s.Namespace, s.Name, s.Type, strings.Join(keys, ", "), ErrForeignSecret, err)
 }
 

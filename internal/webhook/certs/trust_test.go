@@ -58,7 +58,7 @@ func servedLeaf(port int) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	return conn.ConnectionState().PeerCertificates[0], nil
 }
 
