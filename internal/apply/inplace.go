@@ -93,11 +93,14 @@ func ownEntry(u *unstructured.Unstructured, manager string) *metav1.ManagedField
 	return nil
 }
 
+// ReducedManagedFields is the manager name of the stub entry KeepOwnManagedFields adds.
+const ReducedManagedFields = "(others, reduced by the operator's cache)"
+
 // KeepOwnManagedFields returns a cache transform that keeps only the given managers' Apply entries
-// of managedFields (in full). An object without such an entry keeps one stub entry instead (the
-// first manager's name and operation, no field set): it tells the applier that the object has a
-// manager other than us, as opposed to a cache that stripped managedFields, so that the bulk of
-// managedFields is never held in memory and the applier needs no read to decide.
+// of managedFields (in full) plus one stub entry without a field set. The stub tells the applier
+// that the cache reduced managedFields (rather than stripped them, which makes it read the object),
+// so that the bulk of managedFields is never held in memory and the applier needs no read to
+// decide; it also makes the reduced list undecodable for the API server (see below).
 func KeepOwnManagedFields(managers ...string) func(any) (any, error) {
 	ours := map[string]bool{}
 	for _, m := range managers {
@@ -118,12 +121,10 @@ func KeepOwnManagedFields(managers ...string) func(any) (any, error) {
 				kept = append(kept, e)
 			}
 		}
-		if len(kept) == 0 {
-			kept = []metav1.ManagedFieldsEntry{{Manager: entries[0].Manager, Operation: entries[0].Operation}}
-			if ours[entries[0].Manager] {
-				kept[0].Manager = "other"
-			}
-		}
+		// The stub has no fieldsType, so the API server cannot decode this list: should a cached
+		// object ever be sent back with an update, the server keeps the stored managedFields
+		// instead of replacing them with this reduced list.
+		kept = append(kept, metav1.ManagedFieldsEntry{Manager: ReducedManagedFields, Operation: metav1.ManagedFieldsOperationUpdate})
 		obj.SetManagedFields(kept)
 		return in, nil
 	}

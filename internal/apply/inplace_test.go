@@ -223,3 +223,30 @@ func BenchmarkApplyDecidesFromLive(b *testing.B) {
 		}
 	}
 }
+
+// A cached object (managedFields reduced by KeepOwnManagedFields) sent back with an update does
+// not replace the stored managedFields: other managers keep their entries.
+func TestReducedManagedFieldsDoNotReplaceStoredOnes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := namespace(t, "apply-reduced")
+	_, err := apply.New(env.Client, "otelop-test").Apply(ctx, configMap(ns, "1"), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	cm := live(t, configMap(ns, "1")).(*corev1.ConfigMap)
+	cm.Labels["team"] = "a"
+	g.Expect(env.Client.Update(ctx, cm, client.FieldOwner("someone"))).To(Succeed())
+
+	cached := live(t, configMap(ns, "1")).(*corev1.ConfigMap)
+	_, err = apply.KeepOwnManagedFields("otelop-test")(cached)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cached.ManagedFields).To(HaveLen(2))
+	cached.Labels["tier"] = "b"
+	g.Expect(env.Client.Update(ctx, cached, client.FieldOwner("later"))).To(Succeed())
+	got := live(t, configMap(ns, "1"))
+	managers := []string{}
+	for _, e := range got.GetManagedFields() {
+		managers = append(managers, e.Manager)
+	}
+	g.Expect(managers).To(ContainElements("otelop-test", "someone", "later"))
+	g.Expect(managers).NotTo(ContainElement(apply.ReducedManagedFields))
+}
