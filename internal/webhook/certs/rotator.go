@@ -122,7 +122,7 @@ func (r *Rotator) Start(ctx context.Context) error {
 
 // Sync makes one pass: renew the Secret if needed, inject the CA bundle, write the files. The
 // files change only once the API servers trust the CA that issued the new certificate (see
-// mayServe); until then the replica keeps serving the certificate it has.
+// switchAt); until then the replica keeps serving the certificate it has.
 func (r *Rotator) Sync(ctx context.Context) error {
 	m, err := r.ensureSecret(ctx)
 	if err != nil {
