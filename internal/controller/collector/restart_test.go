@@ -18,6 +18,21 @@ import (
 // ServiceAccount, the others their workload, Services and more.
 var restartModes = []v1beta1.Mode{v1beta1.ModeDeployment, v1beta1.ModeDaemonSet, v1beta1.ModeStatefulSet, v1beta1.ModeSidecar}
 
+// taConfig scrapes with Prometheus service discovery, for a collector with a target allocator.
+const taConfig = `
+receivers:
+  prometheus:
+    config:
+      scrape_configs:
+        - job_name: pods
+          kubernetes_sd_configs: [{role: pod}]
+exporters:
+  debug: {}
+service:
+  pipelines:
+    metrics: {receivers: [prometheus], exporters: [debug]}
+`
+
 // convergeCollectors creates perMode collectors of every mode in ns (with collector labels, and
 // one with cluster RBAC per mode) and waits until each has a status for its generation and the
 // operator stopped writing in ns.
@@ -37,6 +52,12 @@ func convergeCollectors(t *testing.T, ns string, perMode int, labels map[string]
 			if m == v1beta1.ModeDeployment && i == 1 {
 				col.Spec.Autoscaler = &v1beta1.AutoscalerSpec{MinReplicas: ptrInt32(1), MaxReplicas: ptrInt32(3)}
 			}
+			if m == v1beta1.ModeStatefulSet && i == 1 {
+				// A target allocator: a custom resource the collector owns, and its own objects.
+				col = newCollector(t, ns, name, m, taConfig)
+				col.Labels = labels
+				col.Spec.TargetAllocator.Enabled = true
+			}
 			g.Expect(k8s.Create(ctx, col)).To(Succeed())
 			names = append(names, name)
 		}
@@ -45,6 +66,9 @@ func convergeCollectors(t *testing.T, ns string, perMode int, labels map[string]
 		for _, name := range names {
 			cur := get(g, ns, name, &v1beta1.OpenTelemetryCollector{})
 			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation), name)
+		}
+		if perMode > 1 {
+			get(g, ns, "r-statefulset-1-targetallocator", &appsv1.Deployment{})
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	waitQuiet(t, ns)
