@@ -97,7 +97,8 @@ func ownEntry(u *unstructured.Unstructured, manager string) *metav1.ManagedField
 const ReducedManagedFields = "(others, reduced by the operator's cache)"
 
 // KeepOwnManagedFields returns a cache transform that keeps only the given managers' Apply entries
-// of managedFields (in full) plus one stub entry without a field set. The stub tells the applier
+// of managedFields (in full; none of a metadata-only object) plus one stub entry without a field
+// set. The stub tells the applier
 // that the cache reduced managedFields (rather than stripped them, which makes it read the object),
 // so that the bulk of managedFields is never held in memory and the applier needs no read to
 // decide; it also makes the reduced list undecodable for the API server (see below).
@@ -116,9 +117,12 @@ func KeepOwnManagedFields(managers ...string) func(any) (any, error) {
 			return in, nil
 		}
 		var kept []metav1.ManagedFieldsEntry
-		for _, e := range entries {
-			if ours[e.Manager] && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
-				kept = append(kept, e)
+		// A metadata-only object is read in full before a decision anyway: keep nothing of it.
+		if _, metaOnly := in.(*metav1.PartialObjectMetadata); !metaOnly {
+			for _, e := range entries {
+				if ours[e.Manager] && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+					kept = append(kept, e)
+				}
 			}
 		}
 		// The stub has no fieldsType, so the API server cannot decode this list: should a cached

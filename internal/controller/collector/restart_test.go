@@ -96,6 +96,17 @@ func TestRestartWritesNothing(t *testing.T) {
 	ns := newNamespace(t)
 	names := convergeCollectors(t, ns, 2, map[string]string{"team": "payments"})
 
+	// What the cache keeps per workload: our managedFields entry (the rest is dropped).
+	deps := &appsv1.DeploymentList{}
+	g.Expect(k8s.List(context.Background(), deps, client.InNamespace(ns))).To(Succeed())
+	for _, d := range deps.Items {
+		for _, e := range d.ManagedFields {
+			if e.Manager == "opentelemetry-operator" && e.Operation == "Apply" {
+				t.Logf("Deployment %s: our managedFields entry holds %d bytes of field set", d.Name, len(e.FieldsV1.GetRawBytes()))
+			}
+		}
+	}
+
 	_, before := writes.Snapshot()
 	reconcilesBefore := reconcileCount(g)
 	g.Expect(restartOperator()).To(Succeed())
