@@ -1,7 +1,9 @@
 // Package apply is the operator's one generic applier. It writes desired objects with server-side
-// apply under a single field owner, skips objects whose desired state it already applied to the
-// same live resourceVersion (no request at all), recreates objects whose immutable fields changed,
-// and prunes objects the caller says we own and no longer want.
+// apply under a single field owner, skips objects whose desired state is already in place (no
+// write request at all: remembered from its own last apply to the same live resourceVersion, or
+// decided from the live object's content and managedFields, which survives restarts), recreates
+// objects whose immutable fields changed, and prunes objects the caller says we own and no longer
+// want.
 //
 // The applier never decides ownership itself: callers pass the live objects they own (by owner
 // reference or by their own labels), so nothing a user created is ever pruned.
@@ -103,10 +105,12 @@ func New(c client.Client, owner string) *Applier {
 	return &Applier{client: c, owner: owner, applied: map[key]record{}, RecreateWait: 3 * time.Second}
 }
 
-// Apply makes the object exist as desired. live is the object as the caller's cache sees it (only
-// its resourceVersion is read; metadata-only objects are fine) or nil when it does not exist. When
-// the same desired state was already applied and live still has the resourceVersion that apply
-// returned, Apply sends no request and reports Unchanged.
+// Apply makes the object exist as desired. live is the object as the caller's cache sees it, or
+// nil when it does not exist. When the same desired state was already applied and live still has
+// the resourceVersion that apply returned, Apply sends no request and reports Unchanged. Otherwise
+// it checks whether the desired state is in place in live (see inPlace; a metadata-only live
+// object, or one without managedFields, is read in full from the API server first) and sends
+// the apply only when it is not.
 func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.Object) (Change, error) {
 	u, err := ToUnstructured(desired)
 	if err != nil {
@@ -118,9 +122,22 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 	if err != nil {
 		return ch, err
 	}
-	if live != nil && a.upToDate(k, hash, live.GetResourceVersion()) {
-		ch.Action = Unchanged
-		return ch, nil
+	if live != nil {
+		if a.upToDate(k, hash, live.GetResourceVersion()) {
+			ch.Action = Unchanged
+			return ch, nil
+		}
+		// Not applied by this process to this version (a restart, a change by someone else, an
+		// object another tool made): decide from the live object whether anything must be sent.
+		ok, rv, err := a.inPlace(ctx, u, live)
+		if err != nil {
+			return ch, err
+		}
+		if ok {
+			a.remember(k, hash, rv)
+			ch.Action = Unchanged
+			return ch, nil
+		}
 	}
 	before := ""
 	if live != nil {

@@ -40,5 +40,27 @@ func ToUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 		}
 		_ = unstructured.SetNestedSlice(u.Object, vcts, "spec", "volumeClaimTemplates")
 	}
+	if u.GetKind() == "Service" && u.GroupVersionKind().Group == "" {
+		dropUnsetTargetPorts(u)
+	}
 	return u, nil
+}
+
+// dropUnsetTargetPorts removes targetPort 0 from a Service's ports: a typed ServicePort cannot leave
+// targetPort out, 0 is no valid target, and the API server replaces it with the port. Sending
+// it would claim a field whose stored value then differs from the one sent, so the applier could
+// never see the desired state as in place (one needless write per restart).
+func dropUnsetTargetPorts(u *unstructured.Unstructured) {
+	ports, ok, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+	if !ok {
+		return
+	}
+	for _, p := range ports {
+		if m, ok := p.(map[string]any); ok {
+			if v, ok := m["targetPort"]; ok && (v == int64(0) || v == "") {
+				delete(m, "targetPort")
+			}
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, ports, "spec", "ports")
 }

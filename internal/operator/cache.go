@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
@@ -19,7 +20,9 @@ import (
 // when it carries app.kubernetes.io/managed-by=opentelemetry-operator (the default selector), except
 // our own custom resources, CRD metadata (for capability detection) and Namespace metadata (for the
 // pod webhook's annotations, so that admitting a pod reads no namespace from the API server). Owned objects other than
-// workloads are cached as metadata only, and managedFields are stripped from everything. User
+// workloads are cached as metadata only, and managedFields are reduced to the operator's own Apply
+// entry (the applier reads it to decide, across restarts, whether a write is needed; every other
+// manager's entry is dropped, see apply.KeepOwnManagedFields). User
 // Secrets, ConfigMaps and Pods without our label are never cached.
 func CacheOptions(watchNamespaces []string) cache.Options {
 	req, _ := labels.NewRequirement(collectorctrl.ManagedByLabel, selection.Equals, []string{collectorctrl.ManagedByValue})
@@ -34,7 +37,7 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 	}
 	opts := cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*req),
-		DefaultTransform:     cache.TransformStripManagedFields(),
+		DefaultTransform:     apply.KeepOwnManagedFields(collectorctrl.FieldOwner),
 		ByObject:             byObject,
 	}
 	if len(watchNamespaces) > 0 {

@@ -18,7 +18,7 @@ func TestCacheOptionsScopeEverythingToOurLabel(t *testing.T) {
 	opts := CacheOptions(nil)
 	g.Expect(opts.DefaultLabelSelector.Matches(labels.Set{"app.kubernetes.io/managed-by": "opentelemetry-operator"})).To(BeTrue())
 	g.Expect(opts.DefaultLabelSelector.Matches(labels.Set{"app": "users-own"})).To(BeFalse(), "user objects are not cached")
-	g.Expect(opts.DefaultTransform).NotTo(BeNil(), "managedFields are stripped")
+	g.Expect(opts.DefaultTransform).NotTo(BeNil(), "managedFields are reduced to our own entry")
 	g.Expect(opts.DefaultNamespaces).To(BeEmpty(), "all namespaces by default")
 	namespaces := false
 	for obj, by := range opts.ByObject {

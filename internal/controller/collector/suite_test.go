@@ -29,17 +29,35 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	k8s = env.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped, err := startOperator(ctx)
-	if err != nil {
+	if err := restartOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	cancel()
-	<-stopped
+	stopOperator()
 	_ = env.Stop()
 	os.Exit(code)
+}
+
+// stopOperator stops the running operator (if any) and waits until its manager has returned.
+var stopOperator = func() {}
+
+// restartOperator stops the running operator and starts a new one: a new manager with empty
+// caches and an applier that remembers nothing, as after a pod restart.
+func restartOperator() error {
+	stopOperator()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped, err := startOperator(ctx)
+	if err != nil {
+		cancel()
+		return err
+	}
+	stopOperator = func() {
+		cancel()
+		<-stopped
+		stopOperator = func() {}
+	}
+	return nil
 }
 
 // startOperator runs the real manager wiring (caches, controllers) against the test API server,

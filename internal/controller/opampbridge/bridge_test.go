@@ -198,3 +198,32 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
 	g.Expect(ours).To(BeEmpty(), fmt.Sprintf("writes during idle resyncs: %v", ours))
 }
+
+// TestRestartWritesNothing is the restart proof: converged bridges, a new manager (empty caches,
+// an applier that remembers nothing) reconciles them again and sends no write request.
+func TestRestartWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	names := []string{"restart-a", "restart-b"}
+	for _, n := range names {
+		g.Expect(k8s.Create(ctx, newBridge(ns, n))).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		for _, n := range names {
+			g.Expect(get(g, ns, n, &v1alpha1.OpAMPBridge{}).Status.Version).NotTo(BeEmpty())
+			get(g, ns, n+"-opamp-bridge", &appsv1.Deployment{})
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	time.Sleep(2 * time.Second) // let the last watch events settle
+
+	_, byReqBefore := writes.Snapshot()
+	reconcilesBefore := reconcileCount(g)
+	g.Expect(restart()).To(Succeed())
+	time.Sleep(2*syncPeriod + time.Second)
+	ours := writes.SinceIn(byReqBefore, ns)
+	reconciles := reconcileCount(g) - reconcilesBefore
+	t.Logf("%.0f reconciles after the restart, write requests: %v", reconciles, ours)
+	g.Expect(reconciles).To(BeNumerically(">=", 2*float64(len(names))), "the new manager must reconcile every bridge")
+	g.Expect(ours).To(BeEmpty(), "a restart with nothing changed must not write")
+}

@@ -25,6 +25,8 @@ var (
 	k8s client.Client
 	// writes counts the operator's write requests (every method but GET), by "METHOD path".
 	writes *testenv.WriteCounter
+	// restart stops the operator and starts a new one.
+	restart func() error
 )
 
 // TestMain runs the controller alone in a manager with the operator's cache options.
@@ -32,6 +34,6 @@ func TestMain(m *testing.M) {
 	managertest.Main(m, syncPeriod, func(mgr ctrl.Manager) error {
 		return targetallocator.SetupWithManager(mgr, targetallocator.Options{Manifests: mta.DefaultOptions()})
 	}, func(s managertest.Suite) {
-		env, k8s, writes = s.Env, s.Env.Client, s.Writes
+		env, k8s, writes, restart = s.Env, s.Env.Client, s.Writes, s.Restart
 	})
 }

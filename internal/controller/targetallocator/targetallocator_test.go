@@ -285,3 +285,39 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
 	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", writes.Since(byReqBefore)))
 }
+
+// TestRestartWritesNothing is the restart proof: converged target allocators (standalone and
+// collector-owned), a new manager (empty caches, an applier that remembers nothing) reconciles
+// them again and sends no write request.
+func TestRestartWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g.Expect(k8s.Create(ctx, newTA(ns, "restart-a"))).To(Succeed())
+	col := newCollector(ns, "restart-b", "pods")
+	g.Expect(k8s.Create(ctx, col)).To(Succeed())
+	owned := newTA(ns, "restart-b")
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "opentelemetry.io/v1beta1", Kind: "OpenTelemetryCollector",
+		Name: col.Name, UID: col.UID, Controller: ptr.To(true)}}
+	g.Expect(k8s.Create(ctx, owned)).To(Succeed())
+	names := []string{"restart-a", "restart-b"}
+	g.Eventually(func(g Gomega) {
+		for _, n := range names {
+			g.Expect(get(g, ns, n, &v1alpha1.TargetAllocator{}).Status.Version).NotTo(BeEmpty())
+			get(g, ns, n+"-targetallocator", &appsv1.Deployment{})
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	time.Sleep(2 * time.Second) // let the last watch events settle
+
+	_, byReqBefore := writes.Snapshot()
+	reconcilesBefore, err := testenv.ReconcileTotal("targetallocator")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(restart()).To(Succeed())
+	time.Sleep(2*syncPeriod + time.Second)
+	ours := writes.SinceIn(byReqBefore, ns)
+	reconcilesAfter, err := testenv.ReconcileTotal("targetallocator")
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("%.0f reconciles after the restart, write requests: %v", reconcilesAfter-reconcilesBefore, ours)
+	g.Expect(reconcilesAfter-reconcilesBefore).To(BeNumerically(">=", 2*float64(len(names))), "the new manager must reconcile every target allocator")
+	g.Expect(ours).To(BeEmpty(), "a restart with nothing changed must not write")
+}

@@ -1,5 +1,5 @@
 // Package managertest runs one controller in a real manager for envtest suites: the operator's
-// scheme and cache options (label-filtered, metadata-only, managedFields stripped), a short sync
+// scheme and cache options (label-filtered, metadata-only, managedFields reduced to our own), a short sync
 // period, and a write counter around the manager's connection for zero-write proofs.
 package managertest
 
@@ -22,6 +22,9 @@ import (
 type Suite struct {
 	Env    *testenv.Env
 	Writes *testenv.WriteCounter
+	// Restart stops the manager and starts a new one (empty caches, controllers and appliers
+	// that remember nothing), as after an operator restart.
+	Restart func() error
 }
 
 // Main is a TestMain helper: it starts an API server, a manager whose controllers setup
@@ -34,19 +37,27 @@ func Main(m *testing.M, syncPeriod time.Duration, setup func(ctrl.Manager) error
 		os.Exit(1)
 	}
 	s := Suite{Env: env, Writes: testenv.NewWriteCounter()}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped, err := start(ctx, s, syncPeriod, setup)
+	stop := func() {}
+	s.Restart = func() error {
+		stop()
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped, err := start(ctx, s, syncPeriod, setup)
+		if err != nil {
+			cancel()
+			stop = func() {}
+			return err
+		}
+		stop = func() { cancel(); <-stopped }
+		return nil
+	}
 	code := 1
-	if err == nil {
+	if err := s.Restart(); err == nil {
 		set(s)
 		code = m.Run()
 	} else {
 		fmt.Fprintln(os.Stderr, err)
 	}
-	cancel()
-	if stopped != nil {
-		<-stopped
-	}
+	stop()
 	_ = env.Stop()
 	os.Exit(code)
 }

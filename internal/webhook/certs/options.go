@@ -36,6 +36,7 @@ const (
 	DefaultValidity     = 365 * 24 * time.Hour
 	DefaultCAValidity   = 10 * 365 * 24 * time.Hour
 	DefaultSyncInterval = 10 * time.Minute
+	DefaultTrustDelay   = time.Minute
 	// CertFile and KeyFile are the names controller-runtime's webhook server reads by default.
 	CertFile = "tls.crt"
 	KeyFile  = "tls.key"
@@ -63,6 +64,10 @@ type Options struct {
 	Validity, CAValidity time.Duration
 	// SyncInterval is how often the Secret, the files and the injected bundles are checked.
 	SyncInterval time.Duration
+	// TrustDelay is how long a new CA is in the injected bundles before replicas that serve a
+	// still-valid certificate switch to one it issued: the API servers see bundle changes through
+	// watches, not at once.
+	TrustDelay time.Duration
 	// MutatingWebhookConfigurations, ValidatingWebhookConfigurations and CRDs name the objects
 	// whose CA bundle is kept equal to the CA; nothing else is touched. Missing objects are skipped.
 	MutatingWebhookConfigurations   []string
@@ -89,6 +94,7 @@ func DefaultOptions() Options {
 		SecretName:                      DefaultSecretName,
 		ServiceName:                     DefaultServiceName,
 		Validity:                        DefaultValidity,
+		TrustDelay:                      DefaultTrustDelay,
 		MutatingWebhookConfigurations:   []string{DefaultMutatingWebhookConfiguration},
 		ValidatingWebhookConfigurations: []string{DefaultValidatingWebhookConfiguration},
 		CRDs:                            []string{CollectorCRD},
@@ -113,6 +119,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Directory the webhook server reads tls.crt and tls.key from.")
 	fs.DurationVar(&o.Validity, "webhook-cert-validity", o.Validity,
 		"With --webhook-cert-mode=self: validity of the serving certificate; it is renewed when a third of it is left.")
+	fs.DurationVar(&o.TrustDelay, "webhook-cert-trust-delay", o.TrustDelay,
+		"With --webhook-cert-mode=self: how long a new CA is in the injected CA bundles before replicas switch to a serving certificate it issued (API servers see bundle changes through watches).")
 	fs.StringSliceVar(&o.MutatingWebhookConfigurations, "webhook-cert-inject-mutating", o.MutatingWebhookConfigurations,
 		"With --webhook-cert-mode=self: MutatingWebhookConfigurations that get the CA bundle (comma-separated).")
 	fs.StringSliceVar(&o.ValidatingWebhookConfigurations, "webhook-cert-inject-validating", o.ValidatingWebhookConfigurations,
@@ -147,6 +155,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SyncInterval <= 0 {
 		o.SyncInterval = min(DefaultSyncInterval, o.Validity/10)
+	}
+	if o.TrustDelay <= 0 {
+		o.TrustDelay = min(DefaultTrustDelay, o.Validity/10)
 	}
 	if o.CertDir == "" {
 		o.CertDir = DefaultCertDir()

@@ -6,8 +6,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -37,11 +39,32 @@ func backdate(now time.Time, validity time.Duration) time.Time {
 // material is what the Secret holds, parsed.
 type material struct {
 	ca     *x509.Certificate
-	caKey  crypto.Signer
-	bundle []*x509.Certificate // ca first, then older CAs that are still valid
+	caKey  crypto.Signer       // nil for an adopted Secret without the CA key: used as it is, never renewed
+	bundle []*x509.Certificate // ca first, then older CAs that are still trusted
 	cert   *x509.Certificate
 	// raw PEM as stored
 	certPEM, keyPEM, bundlePEM, caKeyPEM []byte
+	// serveAfter is when the serving certificate may replace one a replica already serves: the
+	// CA that issued it was new at renewal and the API servers need time to see the bundle.
+	serveAfter time.Time
+	// retire says when each older CA in the bundle (by fingerprint) is dropped: once every
+	// serving certificate it issued has expired.
+	retire map[string]time.Time
+}
+
+// fingerprint identifies a certificate in the retire map.
+func fingerprint(c *x509.Certificate) string {
+	sum := sha256.Sum256(c.Raw)
+	return hex.EncodeToString(sum[:8])
+}
+
+// encodeBundle returns certs as concatenated PEM.
+func encodeBundle(certs []*x509.Certificate) []byte {
+	var buf bytes.Buffer
+	for _, c := range certs {
+		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	return buf.Bytes()
 }
 
 // data returns the Secret data for m.
@@ -71,6 +94,40 @@ func parseMaterial(d map[string][]byte) (*material, error) {
 	}
 	if !publicKeysEqual(key.Public(), m.cert.PublicKey) || !publicKeysEqual(m.caKey.Public(), m.ca.PublicKey) {
 		return nil, fmt.Errorf("a key does not match its certificate")
+	}
+	return m, nil
+}
+
+// parsePair parses a Secret that holds a serving certificate, its key and the CA bundle that
+// verifies it (tls.crt, tls.key, ca.crt), but no CA key: one made by hand or by another tool. It
+// can be served and its bundle injected; it cannot be renewed.
+func parsePair(d map[string][]byte, now time.Time) (*material, error) {
+	m := &material{certPEM: d[keyCert], keyPEM: d[keyKey], bundlePEM: d[keyCA]}
+	certs, err := parseCerts(m.certPEM)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("%s: no certificate", keyCert)
+	}
+	m.cert = certs[0]
+	key, err := parseKey(m.keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyKey, err)
+	}
+	if !publicKeysEqual(key.Public(), m.cert.PublicKey) {
+		return nil, fmt.Errorf("%s does not match %s", keyKey, keyCert)
+	}
+	if m.bundle, err = parseCerts(m.bundlePEM); err != nil || len(m.bundle) == 0 {
+		return nil, fmt.Errorf("%s: no CA certificate", keyCA)
+	}
+	for _, ca := range m.bundle {
+		if m.cert.CheckSignatureFrom(ca) == nil {
+			m.ca = ca
+		}
+	}
+	if m.ca == nil {
+		return nil, fmt.Errorf("no certificate in %s issued %s", keyCA, keyCert)
+	}
+	if !now.Before(m.cert.NotAfter) {
+		return nil, fmt.Errorf("%s expired at %s", keyCert, m.cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return m, nil
 }
@@ -138,44 +195,122 @@ func servingOK(m *material, dnsNames []string, ips []net.IP, now time.Time) bool
 	return true
 }
 
-// renew returns the material to store: old itself when everything is fine, otherwise a new
-// serving certificate, and a new CA too when old has none usable or its CA is due. A replaced CA
-// stays in the bundle until it expires, so that replicas still serving the previous certificate
-// are trusted while they pick up the new one.
-func renew(old *material, o Options, now time.Time) (*material, bool, error) {
+// renew returns the material to store: old itself when everything is fine, old with a shorter
+// bundle when an older CA is due for retirement, otherwise a new serving certificate, and a new CA
+// too when old has none usable or its CA is due. A replaced CA stays in the bundle until the
+// serving certificates it issued have expired, and every CA of carried (the bundles the API
+// servers trust now, for a Secret that was lost) until the replicas have moved to the new
+// certificate, so that replicas still serving them are trusted meanwhile. A new CA sets serveAfter: replicas
+// that serve a trusted certificate switch only once the API servers have seen the new bundle.
+func renew(old *material, carried []*x509.Certificate, o Options, now time.Time) (*material, bool, error) {
 	if old != nil && !dueForRenewal(old.ca, now) && servingOK(old, o.DNSNames(), o.ExtraIPs, now) {
-		return old, false, nil
+		if !retirementDue(old, now) {
+			return old, false, nil
+		}
+		m := *old
+		m.bundle = []*x509.Certificate{old.ca}
+		for _, c := range old.bundle[1:] {
+			if trusted(c, &m, now) {
+				m.bundle = append(m.bundle, c)
+			}
+		}
+		m.retire = map[string]time.Time{}
+		for fp, t := range old.retire {
+			if inBundle(fp, m.bundle) {
+				m.retire[fp] = t
+			}
+		}
+		m.bundlePEM = encodeBundle(m.bundle)
+		return &m, true, nil
 	}
-	m := &material{}
+	m := &material{retire: map[string]time.Time{}}
 	var previous []*x509.Certificate
 	if old != nil && !dueForRenewal(old.ca, now) {
 		m.ca, m.caKey, m.caKeyPEM = old.ca, old.caKey, old.caKeyPEM
 		previous = old.bundle[1:]
+		m.retire = old.retire
+		m.serveAfter = old.serveAfter
 	} else {
 		var err error
 		if m.ca, m.caKey, m.caKeyPEM, err = newCA(o.CAValidity, now); err != nil {
 			return nil, false, err
 		}
+		m.serveAfter = now.Add(o.TrustDelay)
 		if old != nil {
 			previous = old.bundle
+			for fp, t := range old.retire {
+				m.retire[fp] = t
+			}
+			// Certificates the replaced CA issued are valid at most Validity from now.
+			until := now.Add(max(o.Validity, old.cert.NotAfter.Sub(now)))
+			m.retire[fingerprint(old.ca)] = minTime(old.ca.NotAfter, until)
 		}
+		// CAs the API servers trust now while the Secret was lost: needed only until every
+		// replica has moved to the new certificate (the trust delay, then a sync or three).
+		keep := max(time.Hour, o.TrustDelay+3*o.SyncInterval)
+		for _, c := range carried {
+			if _, known := m.retire[fingerprint(c)]; !known {
+				m.retire[fingerprint(c)] = minTime(c.NotAfter, now.Add(keep))
+			}
+		}
+		previous = append(previous, carried...)
 	}
 	m.bundle = []*x509.Certificate{m.ca}
 	for _, c := range previous {
-		if now.Before(c.NotAfter) && !c.Equal(m.ca) {
+		if trusted(c, m, now) {
 			m.bundle = append(m.bundle, c)
 		}
 	}
-	var buf bytes.Buffer
-	for _, c := range m.bundle {
-		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	for fp := range m.retire {
+		if !inBundle(fp, m.bundle) {
+			delete(m.retire, fp)
+		}
 	}
-	m.bundlePEM = buf.Bytes()
+	m.bundlePEM = encodeBundle(m.bundle)
 	var err error
 	if m.cert, m.certPEM, m.keyPEM, err = newServing(m.ca, m.caKey, o.DNSNames(), o.ExtraIPs, o.Validity, now); err != nil {
 		return nil, false, err
 	}
 	return m, true, nil
+}
+
+// retirementDue reports whether an older CA of m's bundle has expired or passed its retirement.
+func retirementDue(m *material, now time.Time) bool {
+	for _, c := range m.bundle[1:] {
+		if !now.Before(c.NotAfter) {
+			return true
+		}
+		if t, ok := m.retire[fingerprint(c)]; ok && !now.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// trusted reports whether the older CA c stays in m's bundle: a CA certificate, not expired, not
+// past its retirement, not already in the bundle.
+func trusted(c *x509.Certificate, m *material, now time.Time) bool {
+	if !c.IsCA || !now.Before(c.NotAfter) || inBundle(fingerprint(c), m.bundle) {
+		return false
+	}
+	t, ok := m.retire[fingerprint(c)]
+	return !ok || now.Before(t)
+}
+
+func inBundle(fp string, bundle []*x509.Certificate) bool {
+	for _, b := range bundle {
+		if fingerprint(b) == fp {
+			return true
+		}
+	}
+	return false
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func newKey() (*ecdsa.PrivateKey, []byte, error) {

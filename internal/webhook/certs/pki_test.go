@@ -31,7 +31,7 @@ func TestRenew(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			first, changed, err := renew(nil, o, now)
+			first, changed, err := renew(nil, nil, o, now)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
 			parsed, err := parseMaterial(first.data())
@@ -43,7 +43,7 @@ func TestRenew(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&o2)
 			}
-			next, changed, err := renew(parsed, o2, now.Add(tc.after))
+			next, changed, err := renew(parsed, nil, o2, now.Add(tc.after))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(Equal(!tc.wantSameMaterial))
 			g.Expect(next.cert.Equal(parsed.cert)).To(Equal(!tc.newCert))

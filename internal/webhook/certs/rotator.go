@@ -3,6 +3,8 @@ package certs
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -35,6 +38,14 @@ type Rotator struct {
 	log    logr.Logger
 	// now is the clock; tests replace it.
 	now func() time.Time
+	// recorder, when set, records Warning Events about a Secret the operator leaves untouched.
+	recorder events.EventRecorder
+	warned   string
+	// trustedAt is when this process saw each signing CA (by fingerprint) join the injected
+	// bundles; zero when it was already there at first sight.
+	trustedAt map[string]time.Time
+	// pending is when the files may switch to a certificate held back by switchAt.
+	pending time.Time
 }
 
 var (
@@ -58,7 +69,7 @@ func NewRotator(c client.Client, opts Options) (*Rotator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rotator{opts: o, client: c, log: ctrl.Log.WithName("webhook-certs"), now: time.Now}, nil
+	return &Rotator{opts: o, client: c, log: ctrl.Log.WithName("webhook-certs"), now: time.Now, trustedAt: map[string]time.Time{}}, nil
 }
 
 // Setup does nothing unless opts.Mode is self. In self mode it runs one Sync right away, so
@@ -76,7 +87,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Sync(ctx); err != nil {
+	r.recorder = mgr.GetEventRecorder("opentelemetry-operator")
+	// A Secret the operator did not create and cannot use is reported (log, Event) and retried,
+	// not a start-up failure: the operator keeps reconciling, only its webhooks are unavailable.
+	if err := r.Sync(ctx); err != nil && !errors.Is(err, ErrForeignSecret) {
 		return err
 	}
 	return mgr.Add(r)
@@ -90,8 +104,13 @@ func (r *Rotator) Start(ctx context.Context) error {
 	for {
 		wait := r.opts.SyncInterval
 		if err := r.Sync(ctx); err != nil {
-			r.log.Error(err, "syncing the webhook certificate")
+			if !errors.Is(err, ErrForeignSecret) {
+				r.log.Error(err, "syncing the webhook certificate")
+			}
 			wait = min(wait, retryAfterError)
+		}
+		if !r.pending.IsZero() {
+			wait = max(min(wait, time.Until(r.pending)), 10*time.Millisecond)
 		}
 		select {
 		case <-ctx.Done():
@@ -101,64 +120,105 @@ func (r *Rotator) Start(ctx context.Context) error {
 	}
 }
 
-// Sync makes one pass: renew the Secret if needed, inject the CA bundle, write the files.
+// Sync makes one pass: renew the Secret if needed, inject the CA bundle, write the files. The
+// files change only once the API servers trust the CA that issued the new certificate (see
+// switchAt); until then the replica keeps serving the certificate it has.
 func (r *Rotator) Sync(ctx context.Context) error {
 	m, err := r.ensureSecret(ctx)
 	if err != nil {
+		if errors.Is(err, ErrForeignSecret) {
+			r.warnForeign(err)
+			// Let the webhook server start (it cannot without files); the API servers do not
+			// trust this certificate, so webhook calls fail until the Secret is fixed.
+			if perr := r.writePlaceholder(); perr != nil {
+				return errors.Join(err, perr)
+			}
+		}
 		return err
 	}
-	// Bundle first: it still holds a replaced CA, so the API server trusts both the certificate
-	// being served now and the one written next.
-	if err := r.inject(ctx, m.bundlePEM); err != nil {
+	added, err := r.inject(ctx, m.bundlePEM, m.ca)
+	if err != nil {
 		return err
 	}
+	now := r.now()
+	fp := fingerprint(m.ca)
+	if _, seen := r.trustedAt[fp]; added {
+		r.trustedAt[fp] = now
+	} else if !seen {
+		r.trustedAt[fp] = time.Time{} // already in every bundle when this process first looked
+	}
+	if at, ok := r.switchAt(m, now); !ok {
+		r.pending = at
+		r.log.V(1).Info("keeping the served certificate until the API servers trust the new CA", "until", at)
+		return nil
+	}
+	r.pending = time.Time{}
 	return r.writeFiles(m)
 }
 
-// ensureSecret returns the current material, creating or renewing the Secret when needed. A
-// valid Secret, e.g. after a restart, is used as it is.
-func (r *Rotator) ensureSecret(ctx context.Context) (*material, error) {
-	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: r.opts.SecretName}
-	for attempt := 0; ; attempt++ {
-		secret := &corev1.Secret{}
-		err := r.client.Get(ctx, key, secret)
-		exists := err == nil
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading Secret %s: %w", key, err)
-		}
-		var old *material
-		if exists {
-			if old, err = parseMaterial(secret.Data); err != nil {
-				r.log.Info("replacing an unusable webhook certificate Secret", "secret", key, "reason", err.Error())
-			}
-		}
-		m, changed, err := renew(old, r.opts, r.now())
-		if err != nil || !changed {
-			return m, err
-		}
-		if exists {
-			secret.Data = m.data()
-			secret.Type = corev1.SecretTypeTLS
-			err = r.client.Update(ctx, secret)
-		} else {
-			secret = &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
-					Labels: map[string]string{"app.kubernetes.io/managed-by": "opentelemetry-operator"}},
-				Type: corev1.SecretTypeTLS,
-				Data: m.data(),
-			}
-			err = r.client.Create(ctx, secret)
-		}
-		// Another replica won the race: use what it stored.
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 3 {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("storing Secret %s: %w", key, err)
-		}
-		r.log.Info("issued a webhook serving certificate", "secret", key, "notAfter", m.cert.NotAfter, "caNotAfter", m.ca.NotAfter)
-		return m, nil
+// switchAt reports whether the files may be replaced by m's certificate now, and otherwise when.
+// They may when the served certificate is missing, unusable, expired or no longer trusted by m's
+// bundle, or when the CA that issued m's certificate has been in the bundles for TrustDelay (as
+// recorded in the Secret by the replica that renewed it, and as seen by this replica).
+func (r *Rotator) switchAt(m *material, now time.Time) (time.Time, bool) {
+	served, err := os.ReadFile(filepath.Join(r.opts.CertDir, CertFile))
+	if err != nil || bytes.Equal(served, m.certPEM) {
+		return now, true
 	}
+	certs, err := parseCerts(served)
+	if err != nil || len(certs) == 0 || !now.Before(certs[0].NotAfter) || !issuedByOneOf(certs[0], m.bundle) {
+		return now, true
+	}
+	at := m.serveAfter
+	if seen := r.trustedAt[fingerprint(m.ca)]; !seen.IsZero() {
+		at = maxTime(at, seen.Add(r.opts.TrustDelay))
+	}
+	return at, !now.Before(at)
+}
+
+func issuedByOneOf(c *x509.Certificate, bundle []*x509.Certificate) bool {
+	for _, ca := range bundle {
+		if c.CheckSignatureFrom(ca) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// warnForeign logs err and records a Warning Event on the Secret, once per distinct message.
+func (r *Rotator) warnForeign(err error) {
+	r.log.Error(err, "the webhook certificate Secret is left untouched")
+	if r.recorder == nil || r.warned == err.Error() {
+		return
+	}
+	r.warned = err.Error()
+	ref := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: r.opts.SecretName}}
+	r.recorder.Eventf(ref, nil, corev1.EventTypeWarning, "ForeignSecret", "IssueCertificate", "%s", err.Error())
+}
+
+// writePlaceholder writes a self-signed certificate into empty cert files, so that the webhook
+// server starts; it is never stored or injected.
+func (r *Rotator) writePlaceholder() error {
+	if _, err := os.Stat(filepath.Join(r.opts.CertDir, CertFile)); err == nil {
+		return nil
+	}
+	now := r.now()
+	ca, caKey, _, err := newCA(r.opts.Validity, now)
+	if err != nil {
+		return err
+	}
+	m := &material{ca: ca}
+	if m.cert, m.certPEM, m.keyPEM, err = newServing(ca, caKey, r.opts.DNSNames(), r.opts.ExtraIPs, r.opts.Validity, now); err != nil {
+		return err
+	}
+	return r.writeFiles(m)
 }
 
 // writeFiles writes tls.key and tls.crt when they differ, each by an atomic rename.
@@ -192,46 +252,120 @@ func (r *Rotator) writeFiles(m *material) error {
 	return nil
 }
 
-// inject sets the CA bundle on the named webhook configurations and CRDs where it differs.
-// Objects that do not exist are skipped; they are injected on a later sync once they appear.
-func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
+// inject sets the CA bundle on the named webhook configurations and CRDs where it differs, and
+// reports whether ca was missing from any of them before. Objects that do not exist are skipped;
+// they are injected on a later sync once they appear.
+func (r *Rotator) inject(ctx context.Context, bundle []byte, ca *x509.Certificate) (bool, error) {
+	added := false
+	set := func(dst *[]byte) bool {
+		if !bundleHas(*dst, ca) {
+			added = true
+		}
+		return setBundle(dst, bundle)
+	}
+	err := r.eachBundle(ctx, func(obj client.Object, bundles []*[]byte) error {
+		base := obj.DeepCopyObject().(client.Object)
+		changed := false
+		for _, b := range bundles {
+			changed = set(b) || changed
+		}
+		if !changed {
+			return nil
+		}
+		if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("injecting the CA bundle into %T %s: %w", obj, obj.GetName(), err)
+		}
+		r.log.Info("injected the webhook CA bundle", "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
+		return nil
+	})
+	return added, err
+}
+
+// currentBundles returns the CA bundles injected into the configured objects now.
+func (r *Rotator) currentBundles(ctx context.Context) ([][]byte, error) {
+	var out [][]byte
+	err := r.eachBundle(ctx, func(_ client.Object, bundles []*[]byte) error {
+		for _, b := range bundles {
+			out = append(out, *b)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachBundle reads each configured object that exists and calls f with it and pointers to its CA
+// bundle fields (webhooks' clientConfig.caBundle, a CRD's conversion webhook caBundle).
+func (r *Rotator) eachBundle(ctx context.Context, f func(client.Object, []*[]byte) error) error {
+	get := func(name string, obj client.Object) (bool, error) {
+		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reading %T %s: %w", obj, name, err)
+		}
+		return true, nil
+	}
 	for _, name := range r.opts.MutatingWebhookConfigurations {
 		obj := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := r.patch(ctx, name, obj, func() bool {
-			changed := false
-			for i := range obj.Webhooks {
-				changed = setBundle(&obj.Webhooks[i].ClientConfig.CABundle, bundle) || changed
-			}
-			return changed
-		}); err != nil {
+		ok, err := get(name, obj)
+		if err != nil {
 			return err
+		}
+		if ok {
+			var bs []*[]byte
+			for i := range obj.Webhooks {
+				bs = append(bs, &obj.Webhooks[i].ClientConfig.CABundle)
+			}
+			if err := f(obj, bs); err != nil {
+				return err
+			}
 		}
 	}
 	for _, name := range r.opts.ValidatingWebhookConfigurations {
 		obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := r.patch(ctx, name, obj, func() bool {
-			changed := false
-			for i := range obj.Webhooks {
-				changed = setBundle(&obj.Webhooks[i].ClientConfig.CABundle, bundle) || changed
-			}
-			return changed
-		}); err != nil {
+		ok, err := get(name, obj)
+		if err != nil {
 			return err
+		}
+		if ok {
+			var bs []*[]byte
+			for i := range obj.Webhooks {
+				bs = append(bs, &obj.Webhooks[i].ClientConfig.CABundle)
+			}
+			if err := f(obj, bs); err != nil {
+				return err
+			}
 		}
 	}
 	for _, name := range r.opts.CRDs {
 		obj := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.patch(ctx, name, obj, func() bool {
-			c := obj.Spec.Conversion
-			if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
-				return false
-			}
-			return setBundle(&c.Webhook.ClientConfig.CABundle, bundle)
-		}); err != nil {
+		ok, err := get(name, obj)
+		if err != nil {
+			return err
+		}
+		c := obj.Spec.Conversion
+		if !ok || c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
+			continue
+		}
+		if err := f(obj, []*[]byte{&c.Webhook.ClientConfig.CABundle}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bundleHas reports whether the PEM bundle contains ca.
+func bundleHas(bundle []byte, ca *x509.Certificate) bool {
+	certs, err := parseCerts(bundle)
+	if err != nil {
+		return false
+	}
+	for _, c := range certs {
+		if c.Equal(ca) {
+			return true
+		}
+	}
+	return false
 }
 
 func setBundle(dst *[]byte, bundle []byte) bool {
@@ -240,24 +374,4 @@ func setBundle(dst *[]byte, bundle []byte) bool {
 	}
 	*dst = bytes.Clone(bundle)
 	return true
-}
-
-// patch reads the cluster-scoped object name into obj, applies mutate and sends a merge patch
-// guarded by the resourceVersion when mutate reports a change.
-func (r *Rotator) patch(ctx context.Context, name string, obj client.Object, mutate func() bool) error {
-	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("reading %T %s: %w", obj, name, err)
-	}
-	base := obj.DeepCopyObject().(client.Object)
-	if !mutate() {
-		return nil
-	}
-	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("injecting the CA bundle into %T %s: %w", obj, name, err)
-	}
-	r.log.Info("injected the webhook CA bundle", "kind", fmt.Sprintf("%T", obj), "name", name)
-	return nil
 }
