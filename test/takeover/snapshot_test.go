@@ -54,6 +54,12 @@ func takeSnapshot(ctx context.Context, c client.Client, ns string) (snapshot, er
 			m := o.Object
 			unstructured.RemoveNestedField(m, "metadata", "resourceVersion")
 			unstructured.RemoveNestedField(m, "metadata", "managedFields")
+			if gvk.Kind == "OpenTelemetryCollector" {
+				// The collectors' status is reported, apart: both operators write it.
+				if st, ok := m["status"]; ok {
+					s["OpenTelemetryCollector.status/"+o.GetName()] = map[string]any{"status": st}
+				}
+			}
 			if gvk.Kind != "Pod" {
 				unstructured.RemoveNestedField(m, "status")
 			}
