@@ -125,6 +125,7 @@ func TestTakeover(t *testing.T) {
 	e.settle(otelopUser, nil)
 	writes := e.writesSincePhase(otelopUser)
 	ours := e.snapshot()
+	e.checkTwins(base)
 	stopOurs()
 	e.report("upstream -> otelop", base, ours, writes)
 
@@ -434,6 +435,80 @@ func knownRestart(obj string) string {
 		}
 	}
 	return ""
+}
+
+// checkTwins creates the same collectors in a second namespace while our operator runs, so that
+// our webhooks default (and, for v1alpha1, convert) them and our operator renders them, and checks
+// that they come out as upstream's did in the first namespace: the same stored spec.config, the
+// same ConfigMap hash and the same collector.yaml text.
+func (e *env) checkTwins(upstreamSnap snapshot) {
+	t := e.t
+	t.Helper()
+	const twins = ns + "-twins"
+	if err := e.admin.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: twins}}); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := simcluster.ReadManifestFile(filepath.Join("testdata", "collectors.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		if o.GetKind() != "OpenTelemetryCollector" {
+			continue
+		}
+		o.SetNamespace(twins)
+		names = append(names, o.GetName())
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			err := e.admin.Create(e.ctx, o.DeepCopy())
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("creating twin %s: %v", o.GetName(), err)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	for _, name := range names {
+		up := upstreamSnap["OpenTelemetryCollector/"+name]
+		twin := &unstructured.Unstructured{}
+		twin.SetAPIVersion("opentelemetry.io/v1beta1")
+		twin.SetKind("OpenTelemetryCollector")
+		if err := e.admin.Get(e.ctx, client.ObjectKey{Namespace: twins, Name: name}, twin); err != nil {
+			t.Fatal(err)
+		}
+		var changes []change
+		diffValue(name, ".spec.config", up["spec"].(map[string]any)["config"], twin.Object["spec"].(map[string]any)["config"], &changes)
+		for _, c := range changes {
+			t.Errorf("defaulting differs from upstream's: %s", c)
+		}
+		var cmName string
+		for k := range upstreamSnap {
+			if strings.HasPrefix(k, "ConfigMap/"+name+"-collector-") {
+				cmName = strings.TrimPrefix(k, "ConfigMap/")
+			}
+		}
+		if cmName == "" {
+			t.Errorf("upstream generated no ConfigMap for %s", name)
+			continue
+		}
+		want, _, _ := unstructured.NestedString(upstreamSnap["ConfigMap/"+cmName], "data", "collector.yaml")
+		cm := &corev1.ConfigMap{}
+		deadline := time.Now().Add(60 * time.Second)
+		for e.admin.Get(e.ctx, client.ObjectKey{Namespace: twins, Name: cmName}, cm) != nil {
+			if time.Now().After(deadline) {
+				t.Errorf("%s: no ConfigMap %s (upstream's name, same hash) in %s", name, cmName, twins)
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if got := cm.Data["collector.yaml"]; cm.Name != "" && got != want {
+			t.Errorf("%s: collector.yaml differs from upstream's\n--- upstream\n%s\n--- ours\n%s", name, want, got)
+		}
+	}
+	t.Logf("== twins: %d collectors created through our webhooks render as upstream's (spec.config, ConfigMap name and text)", len(names))
 }
 
 func freePort() (int, error) {
