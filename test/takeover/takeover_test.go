@@ -25,12 +25,13 @@ import (
 )
 
 const (
-	ns            = "takeover"
-	collectorCRD  = "opentelemetrycollectors.opentelemetry.io"
-	upstreamUser  = "upstream-operator"
-	otelopUser    = "otelop-operator"
-	upstreamPkg   = "github.com/open-telemetry/opentelemetry-operator"
-	convergeLimit = 4 * time.Minute
+	ns             = "takeover"
+	twinsNamespace = ns + "-twins"
+	collectorCRD   = "opentelemetrycollectors.opentelemetry.io"
+	upstreamUser   = "upstream-operator"
+	otelopUser     = "otelop-operator"
+	upstreamPkg    = "github.com/open-telemetry/opentelemetry-operator"
+	convergeLimit  = 4 * time.Minute
 )
 
 func TestMain(m *testing.M) {
@@ -444,7 +445,7 @@ func knownRestart(obj string) string {
 func (e *env) checkTwins(upstreamSnap snapshot) {
 	t := e.t
 	t.Helper()
-	const twins = ns + "-twins"
+	const twins = twinsNamespace
 	if err := e.admin.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: twins}}); err != nil {
 		t.Fatal(err)
 	}
