@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +34,8 @@ type upstream struct {
 	webhooks net.Listener
 	log      string
 	done     chan error
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // startUpstream runs bin (upstream's operator) as user kubeconfig. Its webhooks (served in its
@@ -87,18 +90,22 @@ func startUpstream(bin, kubeconfig, apiHost, dir string, webhookPort int, logPat
 	return up, nil
 }
 
-// stop ends upstream's operator (SIGTERM, SIGKILL after 20s) and closes the forwarders.
+// stop ends upstream's operator (SIGTERM, SIGKILL after 20s) and closes the forwarders. Calls
+// after the first return the first one's result.
 func (u *upstream) stop() error {
-	defer u.apiSock.Close()
-	defer u.webhooks.Close()
-	_ = u.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-u.done:
-		return err
-	case <-time.After(20 * time.Second):
-		_ = u.cmd.Process.Kill()
-		return fmt.Errorf("upstream operator did not stop within 20s")
-	}
+	u.stopOnce.Do(func() {
+		defer u.apiSock.Close()
+		defer u.webhooks.Close()
+		_ = u.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case u.stopErr = <-u.done:
+		case <-time.After(20 * time.Second):
+			_ = u.cmd.Process.Kill()
+			<-u.done
+			u.stopErr = fmt.Errorf("upstream operator did not stop within 20s")
+		}
+	})
+	return u.stopErr
 }
 
 // tail returns the last n lines of upstream's log.
