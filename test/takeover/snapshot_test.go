@@ -33,6 +33,8 @@ var watched = []schema.GroupVersionKind{
 	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
 	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 	{Version: "v1", Kind: "Pod"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
 }
 
 // snapshot maps "Kind/name" to the object without the fields every write changes
@@ -44,11 +46,17 @@ func takeSnapshot(ctx context.Context, c client.Client, ns string) (snapshot, er
 	for _, gvk := range watched {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
+		opts := []client.ListOption{client.InNamespace(ns)}
+		if gvk.Group == "rbac.authorization.k8s.io" {
+			// cluster-scoped: the collectors' own, by their instance label
+			opts = []client.ListOption{client.HasLabels{"app.kubernetes.io/instance"}}
+		}
+		if err := c.List(ctx, l, opts...); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
 		for _, o := range l.Items {
-			if gvk.Kind == "ConfigMap" && o.GetName() == "kube-root-ca.crt" {
+			if gvk.Kind == "ConfigMap" && o.GetName() == "kube-root-ca.crt" ||
+				gvk.Group == "rbac.authorization.k8s.io" && !strings.HasPrefix(o.GetLabels()["app.kubernetes.io/instance"], ns+".") {
 				continue
 			}
 			m := o.Object
