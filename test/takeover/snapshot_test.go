@@ -203,7 +203,7 @@ func auditWrites(path, user string, offset int64) (map[string]int, int64, error)
 		if json.Unmarshal(line, &e) != nil || e.Stage != "ResponseComplete" || e.User.Username != user {
 			continue
 		}
-		if e.ObjectRef.Namespace == twinsNamespace {
+		if e.ObjectRef.Namespace == twinsNamespace || strings.Contains(e.ObjectRef.Name, "-"+twinsNamespace+"-") {
 			continue // the twins check's collectors are not part of the switch
 		}
 		res := e.ObjectRef.Resource

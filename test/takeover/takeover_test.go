@@ -110,6 +110,9 @@ func TestTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if err := upstreamIdentity(ctx, e.admin); err != nil {
+		t.Fatal(err)
+	}
 	// 1. Upstream's install: its CRDs and webhooks, its operator, the collectors.
 	up := e.startUpstream("upstream-1.log")
 	e.createCollectors()

@@ -21,7 +21,10 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/test/simcluster"
@@ -77,6 +80,9 @@ func startUpstream(bin, kubeconfig, apiHost, dir string, webhookPort int, logPat
 	cmd.Env = append(os.Environ(),
 		envChild+"="+bin, envAPIAddr+"="+u.Host, envAPISock+"="+apiSockPath, envWebhook+"="+hookSockPath,
 		"KUBECONFIG="+kubeconfig,
+		// upstream decides whether it may create collector ClusterRoles by a SubjectAccessReview of
+		// its ServiceAccount (named by these two, as its Deployment sets them); see upstreamIdentity.
+		"SERVICE_ACCOUNT_NAME="+upstreamSA, "NAMESPACE=default",
 		// controller-runtime reads the webhook certificate from $TMPDIR/k8s-webhook-server/serving-certs.
 		"TMPDIR="+dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -116,6 +122,24 @@ func (u *upstream) tail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// upstreamSA is the ServiceAccount upstream's RBAC check asks about (upstream runs with a client
+// certificate here, but checks the ServiceAccount its Deployment would run as).
+const upstreamSA = "opentelemetry-operator-controller-manager"
+
+// upstreamIdentity creates upstreamSA in default, bound to cluster-admin, so that upstream's
+// RBAC check passes as in an install whose ServiceAccount holds the shipped rules.
+func upstreamIdentity(ctx context.Context, c client.Client) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: upstreamSA, Namespace: "default"}}
+	if err := c.Create(ctx, sa); err != nil {
+		return err
+	}
+	return c.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "takeover-upstream-operator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: upstreamSA, Namespace: "default"}},
+	})
 }
 
 // writeServingCert writes a CA and a serving certificate for 127.0.0.1 into
