@@ -56,7 +56,6 @@ type env struct {
 	hookPort   int
 	ca         []byte
 	auditPos   int64
-	workloads  []string
 	phaseStart time.Time
 }
 

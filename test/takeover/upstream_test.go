@@ -107,8 +107,7 @@ func (u *upstream) stop() error {
 		case u.stopErr = <-u.done:
 		case <-time.After(20 * time.Second):
 			_ = u.cmd.Process.Kill()
-			<-u.done
-			u.stopErr = fmt.Errorf("upstream operator did not stop within 20s")
+			u.stopErr = fmt.Errorf("upstream operator did not stop within 20s; killed: %v", <-u.done)
 		}
 	})
 	return u.stopErr
