@@ -36,6 +36,8 @@ run: cluster-tools build ## Start a local simulated cluster, install CRDs, run t
 
 .PHONY: test
 test: cluster-tools generate-check ## Build what is missing, then run every test: unit, envtest, simulated cluster, short fuzz runs.
+	@# test/takeover runs upstream's operator v0.140.0 (built from its Go module, a test tool only).
+	hack/build-tools.sh upstream-operator
 	go test $(GO_TEST_FLAGS) ./...
 	@if [ -f test/compat/go.mod ]; then echo "==> upstream API compatibility (test/compat)"; cd test/compat && go test $(GO_TEST_FLAGS) ./...; fi
 	@# The chart tests are a module of their own: the Helm SDK's dependencies stay out of the product's go.mod.

@@ -2,7 +2,8 @@
 # Builds the binaries the project's tests and `make run` need, from Go modules under hack/tools/,
 # into bin/. Each tool is built only when its binary is missing, so a second run takes seconds.
 #
-#   hack/build-tools.sh [k8s] [kubelet] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [all]
+#   hack/build-tools.sh [k8s] [kubelet] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [upstream-operator] [all]
+#   (upstream-operator, upstream's operator v0.140.0 for the takeover test, is not part of all)
 #
 # A failing build names the tool and prints the tail of its log (the full log is in bin/logs/).
 set -euo pipefail
@@ -66,8 +67,9 @@ tool() {
     build "golangci-lint" golangci-lint "compiles golangci-lint and its linters: ~4 min the first time" \
       "$TOOLS_BIN/golangci-lint" -- -o "$TOOLS_BIN/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
   otelcol) "$ROOT/hack/tools/otelcol/build.sh" ;;
+  upstream-operator) "$ROOT/hack/tools/upstream-operator/build.sh" ;;
   all) for t in k8s kubelet etcd kwok otelcol controller-gen golangci-lint; do tool $t; done ;;
-  *) echo "unknown tool: $1 (want k8s, kubelet, etcd, kwok, otelcol, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
+  *) echo "unknown tool: $1 (want k8s, kubelet, etcd, kwok, otelcol, controller-gen, golangci-lint, upstream-operator or all)" >&2; exit 2 ;;
   esac
 }
 

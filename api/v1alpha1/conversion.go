@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	goyaml "github.com/goccy/go-yaml"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	"sigs.k8s.io/yaml"
 
@@ -132,13 +133,16 @@ func parseConfig(s string) (v1beta1.Config, error) {
 	return cfg, nil
 }
 
-// configYAML renders the structured configuration as YAML with sorted keys. The zero Config
-// renders as the empty string, the inverse of parseConfig.
+// configYAML renders the structured configuration as upstream's conversion does (and as the
+// collector's ConfigMap holds it): the v1beta1 field order (receivers, exporters, processors,
+// connectors, extensions, service), component maps with sorted keys, list items indented under
+// their key, whole-number floats as integers (goccy/go-yaml, the encoder upstream uses). The zero
+// Config renders as the empty string, the inverse of parseConfig.
 func configYAML(cfg *v1beta1.Config) (string, error) {
 	if isZeroConfig(cfg) {
 		return "", nil
 	}
-	b, err := yaml.Marshal(cfg)
+	b, err := goyaml.MarshalWithOptions(cfg, goyaml.IndentSequence(true), goyaml.AutoInt())
 	if err != nil {
 		return "", fmt.Errorf("spec.config: cannot render as YAML: %w", err)
 	}

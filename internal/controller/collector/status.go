@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
@@ -36,6 +37,9 @@ type rollout struct {
 	desired, ready, available int32
 	upToDate                  bool
 	selector                  *metav1.LabelSelector
+	// podLabels are the pod template's labels: status.scale.selector selects them all, as upstream's
+	// does (the CR's labels, name, version and the selector labels), not only the workload's selector.
+	podLabels map[string]string
 }
 
 // unavailable reports a workload that exists and has fewer available pods than it wants.
@@ -51,7 +55,7 @@ func rolloutOf(w client.Object) (rollout, bool) {
 		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
-			selector: w.Spec.Selector}, true
+			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
 	case *appsv1.StatefulSet:
 		want := int32(1)
 		if w.Spec.Replicas != nil {
@@ -60,13 +64,13 @@ func rolloutOf(w client.Object) (rollout, bool) {
 		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
-			selector: w.Spec.Selector}, true
+			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
 	case *appsv1.DaemonSet:
 		want := w.Status.DesiredNumberScheduled
 		return rollout{desired: want, ready: w.Status.NumberReady, available: w.Status.NumberAvailable,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedNumberScheduled == want,
-			selector: w.Spec.Selector}, true
+			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
 	}
 	return rollout{}, false
 }
@@ -122,10 +126,8 @@ func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Obj
 	}
 	st.Scale.Replicas = ro.desired
 	st.Scale.StatusReplicas = fmt.Sprintf("%d/%d", ro.ready, ro.desired)
-	if ro.selector != nil {
-		if sel, err := metav1.LabelSelectorAsSelector(ro.selector); err == nil {
-			st.Scale.Selector = sel.String()
-		}
+	if len(ro.podLabels) > 0 {
+		st.Scale.Selector = labels.SelectorFromSet(ro.podLabels).String()
 	}
 	kind := workload.GetObjectKind().GroupVersionKind().Kind
 	if kind == "" {

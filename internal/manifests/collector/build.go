@@ -96,17 +96,18 @@ func Build(otelcol v1beta1.OpenTelemetryCollector, opts Options) ([]client.Objec
 	objs = appendObj(objs, cm)
 	objs = appendObj(objs, s.horizontalPodAutoscaler())
 	objs = appendObj(objs, s.serviceAccount())
-	if !s.sidecar() {
-		base := s.service()
-		objs = appendObj(objs, base)
-		objs = appendObj(objs, s.headlessService(base))
-		mon, err := s.monitoringService()
-		if err != nil {
-			return nil, err
-		}
-		objs = appendObj(objs, mon)
-		objs = appendObj(objs, s.extensionService())
+	// Sidecar collectors get the Services too, as upstream's do (they select no pods, since injected
+	// pods do not carry the collector's selector labels, but a takeover must neither delete them nor
+	// leave them without an owner that keeps them).
+	base := s.service()
+	objs = appendObj(objs, base)
+	objs = appendObj(objs, s.headlessService(base))
+	mon, err := s.monitoringService()
+	if err != nil {
+		return nil, err
 	}
+	objs = appendObj(objs, mon)
+	objs = appendObj(objs, s.extensionService())
 	objs = appendObj(objs, s.ingress())
 	objs = appendObj(objs, s.networkPolicy())
 	objs = appendObj(objs, s.targetAllocator())

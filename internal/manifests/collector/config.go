@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/otelop/otelop/api/v1beta1"
 )
 
@@ -75,15 +73,6 @@ func ConfigHash(cfg v1beta1.Config) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// configYAML renders a decoded config as the YAML document the collector reads.
-func configYAML(raw map[string]any) (string, error) {
-	b, err := yaml.Marshal(raw)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
-
 func stringsToAny(in []string) []any {
 	if in == nil {
 		return nil
@@ -96,9 +85,10 @@ func stringsToAny(in []string) []any {
 }
 
 // ConfigYAML returns spec.config as the YAML document the collector reads, without any target
-// allocator rewrite (the sidecar injector puts it in OTEL_CONFIG).
+// allocator rewrite (the sidecar injector puts it in OTEL_CONFIG). The text is upstream's, byte for
+// byte (see configText).
 func ConfigYAML(otelcol v1beta1.OpenTelemetryCollector) (string, error) {
-	out, err := configYAML(RawConfig(otelcol.Spec.Config))
+	out, err := configText(otelcol.Spec.Config)
 	if err != nil {
 		return "", fmt.Errorf("spec.config: %w", err)
 	}

@@ -28,22 +28,25 @@ func (s *state) configMap() (*corev1.ConfigMap, error) {
 
 // collectorYAML is the config the collector runs with.
 func (s *state) collectorYAML() (string, error) {
-	raw := s.raw
-	if s.col.Spec.TargetAllocator.Enabled {
-		opts := collectorconfig.TargetAllocatorOptions{
-			ServiceName: naming.TargetAllocator(s.col.Name),
-			MTLS:        s.opts.taMTLS(),
-		}
-		if d := s.col.Spec.TargetAllocator.CollectorTargetReloadInterval; d != nil {
-			opts.Interval = d.Duration.String()
-		}
-		var err error
-		raw, err = collectorconfig.RewriteForTargetAllocator(raw, opts, field.NewPath("spec", "config"))
+	if !s.col.Spec.TargetAllocator.Enabled {
+		out, err := configText(s.col.Spec.Config)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("spec.config: %w", err)
 		}
+		return out, nil
 	}
-	out, err := configYAML(raw)
+	opts := collectorconfig.TargetAllocatorOptions{
+		ServiceName: naming.TargetAllocator(s.col.Name),
+		MTLS:        s.opts.taMTLS(),
+	}
+	if d := s.col.Spec.TargetAllocator.CollectorTargetReloadInterval; d != nil {
+		opts.Interval = d.Duration.String()
+	}
+	raw, err := collectorconfig.RewriteForTargetAllocator(s.raw, opts, field.NewPath("spec", "config"))
+	if err != nil {
+		return "", err
+	}
+	out, err := rewrittenConfigText(raw)
 	if err != nil {
 		return "", fmt.Errorf("spec.config: %w", err)
 	}
