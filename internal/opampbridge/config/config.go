@@ -137,7 +137,7 @@ func (c *Config) Validate() error {
 	if c.HeartbeatInterval < 0 {
 		errs = append(errs, fmt.Errorf("heartbeatInterval: %s is negative", c.HeartbeatInterval))
 	}
-	if msgs := validation.IsDNS1123Label(c.Name); len(msgs) > 0 {
+	if msgs := ValidateName(c.Name); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("name %q: %s", c.Name, strings.Join(msgs, "; ")))
 	}
 	switch c.Mode {
@@ -161,6 +161,24 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// UnstartableCapabilities are protocol capabilities the bridge cannot announce, with why:
+// opamp-go's client refuses to start with them (the bridge has no package manager and no list of
+// available components), so a bridge configured with one of them on would crash-loop.
+var UnstartableCapabilities = map[string]string{
+	"AcceptsPackages":            "the bridge installs no packages (opamp-go refuses to start without a package state provider)",
+	"ReportsPackageStatuses":     "the bridge installs no packages (opamp-go refuses to start without a package state provider)",
+	"ReportsAvailableComponents": "the bridge has no list of available components (opamp-go refuses to start without one)",
+}
+
+// ValidateName checks a bridge name: the name of an OpAMPBridge resource (a DNS subdomain, so
+// dots are allowed) that is also usable as the value of the opentelemetry.io/opamp-managed label
+// (at most 63 characters), and so also as the prefix of its identity ConfigMap and Lease names.
+func ValidateName(name string) []string {
+	msgs := validation.IsDNS1123Subdomain(name)
+	msgs = append(msgs, validation.IsValidLabelValue(name)...)
+	return msgs
+}
+
 // AgentCapabilities turns the capability map into protocol bits. ReportsStatus is always set, as
 // the protocol requires. Names are the protocol's without the "AgentCapabilities_" prefix.
 func (c *Config) AgentCapabilities() (protobufs.AgentCapabilities, error) {
@@ -170,6 +188,10 @@ func (c *Config) AgentCapabilities() (protobufs.AgentCapabilities, error) {
 		v, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]
 		if !ok || name == "Unspecified" {
 			errs = append(errs, fmt.Errorf("capabilities.%s: unknown capability", name))
+			continue
+		}
+		if why, bad := UnstartableCapabilities[name]; bad && on {
+			errs = append(errs, fmt.Errorf("capabilities.%s: cannot be turned on: %s", name, why))
 			continue
 		}
 		if on {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
+	bridgeconfig "github.com/otelop/otelop/internal/opampbridge/config"
 	"github.com/otelop/otelop/internal/redact"
 )
 
@@ -59,6 +60,17 @@ func Validate(bridge *v1alpha1.OpAMPBridge) (field.ErrorList, []string) {
 	return errs, warnings
 }
 
+// ValidateName checks, at creation, that the bridge's name can be its --name: the value of the
+// opentelemetry.io/opamp-managed label (dots are fine, at most 63 characters).
+func ValidateName(bridge *v1alpha1.OpAMPBridge) field.ErrorList {
+	msgs := bridgeconfig.ValidateName(bridge.Name)
+	if len(msgs) == 0 || bridge.Name == "" {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), bridge.Name,
+		"the bridge runs with --name=<name>, the value of the opentelemetry.io/opamp-managed label: "+strings.Join(msgs, "; "))}
+}
+
 // validateEndpoint requires a ws, wss, http or https URL with a host. ${VAR} references are
 // expanded by the bridge from its environment, so they are accepted anywhere.
 func validateEndpoint(endpoint string, p *field.Path) field.ErrorList {
@@ -95,6 +107,8 @@ func validateCapabilities(caps map[v1alpha1.OpAMPBridgeCapability]bool, p *field
 	for _, name := range sortedKeys(caps) {
 		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+string(name)]; !ok || name == "Unspecified" {
 			errs = append(errs, field.NotSupported(p.Key(string(name)), string(name), capabilityNames()))
+		} else if why, bad := bridgeconfig.UnstartableCapabilities[string(name)]; bad && caps[name] {
+			errs = append(errs, field.Invalid(p.Key(string(name)), true, "cannot be turned on: "+why))
 		}
 	}
 	return errs
