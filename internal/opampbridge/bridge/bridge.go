@@ -70,8 +70,10 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
+	store := identity.New(kube, cfg.Namespace, cfg.Name)
 	cols, err := collectors.New(rc, scheme, collectors.Options{
 		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
+		Namespaces: cfg.Namespaces, Record: store,
 	})
 	if err != nil {
 		return err
@@ -112,7 +114,6 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 		return err
 	}
 	lead := func(ctx context.Context) error {
-		store := identity.New(kube, cfg.Namespace, cfg.Name)
 		st, err := store.Load(ctx)
 		if err != nil {
 			return err

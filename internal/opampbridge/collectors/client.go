@@ -37,6 +37,16 @@ type Options struct {
 	ComponentsAllowed map[string][]string
 	// Namespaces limits discovery and changes to these namespaces; empty means all.
 	Namespaces []string
+	// Record keeps the set of collectors the bridge created; only those are ever deleted. Nil
+	// means the bridge deletes nothing.
+	Record CreationRecord
+}
+
+// CreationRecord is the bridge's own record of the collectors it created ("namespace/name" to
+// UID), kept where the OpAMP server cannot write (implemented by identity.Store).
+type CreationRecord interface {
+	Created(ctx context.Context) (map[string]string, error)
+	SetCreated(ctx context.Context, created map[string]string) error
 }
 
 // Client discovers and changes collectors. Reads come from informers filtered by the bridge's

@@ -94,6 +94,9 @@ type Config struct {
 	KubeConfigFilePath string              `yaml:"kubeConfigFilePath,omitempty"`
 	Mode               Mode                `yaml:"mode,omitempty"`
 	ProxyServer        ProxyServer         `yaml:"proxyServer,omitempty"`
+	// Namespaces limits the collectors the bridge reports on and changes to these namespaces;
+	// empty means every namespace. Upstream has no such key.
+	Namespaces []string `yaml:"namespaces,omitempty"`
 
 	// Namespace is where the bridge keeps its identity ConfigMap and its leader-election Lease
 	// (from OTELCOL_NAMESPACE or POD_NAMESPACE; not part of the file).
@@ -154,6 +157,11 @@ func (c *Config) Validate() error {
 	}
 	if (c.ProxyServer.CertFile == "") != (c.ProxyServer.KeyFile == "") {
 		errs = append(errs, errors.New("proxyServer: cert_file and key_file must be set together"))
+	}
+	for i, ns := range c.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("namespaces[%d] %q: %s", i, ns, strings.Join(msgs, "; ")))
+		}
 	}
 	if c.ProxyServer.MaxMessageBytes < 0 {
 		errs = append(errs, errors.New("proxyServer.maxMessageBytes: must not be negative"))

@@ -8,6 +8,9 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -24,6 +27,12 @@ const (
 	keyHash   = "lastRemoteConfigHash"
 	keyStatus = "lastRemoteConfigStatus"
 	keyError  = "lastRemoteConfigError"
+	// keyCreated lists the collectors the bridge created, one "namespace/name uid" a line: the
+	// bridge deletes only these, never what labels say it created (an OpAMP server can write
+	// labels; it cannot write this ConfigMap).
+	keyCreated = "createdCollectors"
+	// MaxErrorBytes bounds the stored error message, so that any error fits in the ConfigMap.
+	MaxErrorBytes = 32 << 10
 	// FieldManager is the field manager used for the ConfigMap.
 	FieldManager = "operator-opamp-bridge"
 )
@@ -112,8 +121,57 @@ func (s *Store) SaveRemoteConfigStatus(ctx context.Context, st *protobufs.Remote
 		"data": map[string]any{
 			keyHash:   hex.EncodeToString(st.GetLastRemoteConfigHash()),
 			keyStatus: st.GetStatus().String(),
-			keyError:  st.GetErrorMessage(),
+			keyError:  Truncate(st.GetErrorMessage(), MaxErrorBytes),
 		},
 	}}
 	return s.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager+"-status"), client.ForceOwnership)
+}
+
+// Truncate shortens msg to at most n bytes (on a UTF-8 boundary), saying how much was cut.
+func Truncate(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	suffix := fmt.Sprintf("... (%d more bytes)", len(msg))
+	cut := n - len(suffix)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:max(cut, 0)] + suffix
+}
+
+// Created returns the collectors this bridge created, "namespace/name" to UID, read from the API
+// server.
+func (s *Store) Created(ctx context.Context) (map[string]string, error) {
+	var cm corev1.ConfigMap
+	if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.name}, &cm); err != nil {
+		return nil, fmt.Errorf("reading the bridge's record of created collectors (ConfigMap %s/%s): %w", s.namespace, s.name, err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(cm.Data[keyCreated], "\n") {
+		key, uid, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && key != "" && uid != "" {
+			out[key] = uid
+		}
+	}
+	return out, nil
+}
+
+// SetCreated replaces the record of created collectors (server-side apply of that key only).
+func (s *Store) SetCreated(ctx context.Context, created map[string]string) error {
+	keys := make([]string, 0, len(created))
+	for k := range created {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + " " + created[k] + "\n")
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata":   map[string]any{"name": s.name, "namespace": s.namespace},
+		"data":       map[string]any{keyCreated: b.String()},
+	}}
+	return s.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager+"-created"), client.ForceOwnership)
 }
