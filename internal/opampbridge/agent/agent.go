@@ -228,18 +228,28 @@ func (a *Agent) loop(ctx context.Context) {
 		defer t.Stop()
 		heartbeat = t.C
 	}
+	// Changes are coalesced for settle after the first one; later changes do not push the report
+	// back, so a stream of changes (a flooding agent, a busy cluster) cannot starve it.
 	const settle = 100 * time.Millisecond
 	pending := time.NewTimer(time.Hour)
 	pending.Stop()
+	armed := false
+	arm := func() {
+		if !armed {
+			armed = true
+			pending.Reset(settle)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.opts.Collectors.Changes():
-			pending.Reset(settle)
+			arm()
 		case <-proxyChanges:
-			pending.Reset(settle)
+			arm()
 		case <-pending.C:
+			armed = false
 			a.report(ctx, false)
 		case <-heartbeat:
 			a.report(ctx, true)

@@ -170,8 +170,8 @@ func (s *Store) SetCreated(ctx context.Context, created map[string]string) error
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata":   map[string]any{"name": s.name, "namespace": s.namespace},
-		"data":       map[string]any{keyCreated: b.String()},
+		"metadata": map[string]any{"name": s.name, "namespace": s.namespace},
+		"data":     map[string]any{keyCreated: b.String()},
 	}}
 	return s.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager+"-created"), client.ForceOwnership)
 }
