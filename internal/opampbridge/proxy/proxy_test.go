@@ -285,4 +285,3 @@ func TestStandbyRefuses(t *testing.T) {
 	code, _ = post(t, s, &protobufs.AgentToServer{InstanceUid: uid[:], SequenceNum: 1}, false)
 	g.Expect(code).To(Equal(http.StatusOK))
 }
-
