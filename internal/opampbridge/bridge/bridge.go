@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -41,6 +42,9 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// OnConnect is passed to the agent (tests).
 	OnConnect func()
+	// SyncTimeout bounds the wait for the collector informers' first sync; zero means
+	// cfg.SyncTimeout.
+	SyncTimeout time.Duration
 }
 
 // Scheme returns the scheme the bridge uses: client-go's kinds plus OpenTelemetryCollector.
@@ -86,8 +90,13 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
+	// st says what the health endpoints report: /healthz is ok once the informers synced, /readyz
+	// once the bridge also serves (it is the leader, or runs without leader election). Only a
+	// ready replica is behind the Service and accepts agents on its proxy: agents connected to a
+	// standby would never be reported.
+	var st readiness
 	px, err := proxy.Start(proxy.Options{Addr: cfg.ListenAddr, TLS: proxyTLS, BearerToken: token,
-		MaxMessageBytes: cfg.MaxMessageBytes(), Logger: log.WithName("proxy")})
+		MaxMessageBytes: cfg.MaxMessageBytes(), Serving: st.serving.Load, Logger: log.WithName("proxy")})
 	if err != nil {
 		return err
 	}
@@ -102,7 +111,8 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 		return fmt.Errorf("health: listening on %s: %w", cfg.HealthListenAddr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/healthz", st.healthz)
+	mux.HandleFunc("/readyz", st.readyz)
 	mux.Handle("/metrics", m.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(healthLn) }()
@@ -110,17 +120,33 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if opts.Listening != nil {
 		opts.Listening(px.Addr(), healthLn.Addr().String())
 	}
-	if err := cols.Start(ctx); err != nil {
-		return err
+	syncTimeout := opts.SyncTimeout
+	if syncTimeout <= 0 {
+		syncTimeout = cfg.SyncTimeout
 	}
+	if syncTimeout <= 0 {
+		syncTimeout = config.DefaultSyncTimeout
+	}
+	syncCtx, cancelSync := context.WithTimeout(ctx, syncTimeout)
+	err = cols.Start(ctx, syncCtx)
+	cancelSync()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%w within %s (can the bridge list OpenTelemetryCollectors and pods?)", err, syncTimeout)
+	}
+	st.synced.Store(true)
 	lead := func(ctx context.Context) error {
-		st, err := store.Load(ctx)
+		id, err := store.Load(ctx)
 		if err != nil {
 			return err
 		}
-		log.Info("starting the OpAMP agent", "instanceUID", st.UID.String(), "endpoint", cfg.Endpoint)
+		st.serving.Store(true)
+		defer st.serving.Store(false)
+		log.Info("starting the OpAMP agent", "instanceUID", id.UID.String(), "endpoint", cfg.Endpoint)
 		a, err := agent.New(agent.Options{
-			Config: cfg, UID: st.UID, RemoteConfigStatus: st.RemoteConfigStatus,
+			Config: cfg, UID: id.UID, RemoteConfigStatus: id.RemoteConfigStatus,
 			Collectors: cols, Proxy: px, Store: store, Recorder: m,
 			Logger: log.WithName("agent"), Version: opts.Version, OnConnect: opts.OnConnect,
 		})
@@ -190,4 +216,29 @@ func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts O
 	}
 	<-lost
 	return errors.New("lost the leader-election Lease")
+}
+
+// readiness is what /healthz and /readyz report.
+type readiness struct {
+	synced  atomic.Bool
+	serving atomic.Bool
+}
+
+func (r *readiness) healthz(w http.ResponseWriter, _ *http.Request) {
+	if !r.synced.Load() {
+		http.Error(w, "collector informers not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+func (r *readiness) readyz(w http.ResponseWriter, _ *http.Request) {
+	switch {
+	case !r.synced.Load():
+		http.Error(w, "collector informers not synced yet", http.StatusServiceUnavailable)
+	case !r.serving.Load():
+		http.Error(w, "standby: another replica holds the leader-election Lease", http.StatusServiceUnavailable)
+	default:
+		_, _ = w.Write([]byte("ok"))
+	}
 }

@@ -131,8 +131,8 @@ func (c *Client) signal() {
 	}
 }
 
-// Start runs the informers until ctx ends and waits for them to sync.
-func (c *Client) Start(ctx context.Context) error {
+// Start runs the informers until ctx ends and waits for them to sync until syncCtx ends.
+func (c *Client) Start(ctx, syncCtx context.Context) error {
 	h := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.signal() },
 		UpdateFunc: func(any, any) { c.signal() },
@@ -154,8 +154,8 @@ func (c *Client) Start(ctx context.Context) error {
 		go func() { _ = ca.Start(ctx) }()
 	}
 	for _, ca := range []cache.Cache{c.managed, c.report} {
-		if !ca.WaitForCacheSync(ctx) {
-			return fmt.Errorf("collectors: informers did not sync: %w", ctx.Err())
+		if !ca.WaitForCacheSync(syncCtx) {
+			return fmt.Errorf("collectors: informers did not sync: %w", syncCtx.Err())
 		}
 	}
 	return nil

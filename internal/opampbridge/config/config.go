@@ -22,6 +22,8 @@ const (
 	DefaultHealthListenAddr  = ":8081"
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultName              = "opamp-bridge"
+	// DefaultSyncTimeout bounds the wait for the collector informers' first sync.
+	DefaultSyncTimeout = time.Minute
 	// DefaultMaxMessageBytes is the largest OpAMP message the proxy accepts (the spec recommends 64 MiB).
 	DefaultMaxMessageBytes = 64 << 20
 )
@@ -105,6 +107,8 @@ type Config struct {
 	LeaderElection bool `yaml:"-"`
 	// ConfigFilePath is where the file was read from.
 	ConfigFilePath string `yaml:"-"`
+	// SyncTimeout bounds the wait for the collector informers' first sync (--informer-sync-timeout).
+	SyncTimeout time.Duration `yaml:"-"`
 }
 
 // componentKinds are the sections of a collector config that componentsAllowed may restrict.
@@ -136,6 +140,9 @@ func (c *Config) Validate() error {
 		if !componentKinds[kind] {
 			errs = append(errs, fmt.Errorf("componentsAllowed.%s: unknown section (want receivers, processors, exporters, connectors or extensions)", kind))
 		}
+	}
+	if c.SyncTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--informer-sync-timeout: %s is negative", c.SyncTimeout))
 	}
 	if c.HeartbeatInterval < 0 {
 		errs = append(errs, fmt.Errorf("heartbeatInterval: %s is negative", c.HeartbeatInterval))

@@ -57,7 +57,54 @@ func Validate(bridge *v1alpha1.OpAMPBridge) (field.ErrorList, []string) {
 		}
 	}
 	errs = append(errs, validatePorts(spec, specPath.Child("ports"))...)
+	errs = append(errs, validateProxyServer(spec, specPath.Child("proxyServer"))...)
+	for i, ns := range spec.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("namespaces").Index(i), ns, strings.Join(msgs, "; ")))
+		}
+	}
 	return errs, warnings
+}
+
+// validateProxyServer checks the Secret references of spec.proxyServer, and that spec.volumes
+// and spec.volumeMounts do not take the names and paths the operator mounts them at.
+func validateProxyServer(spec v1alpha1.OpAMPBridgeSpec, p *field.Path) field.ErrorList {
+	ps := spec.ProxyServer
+	if ps == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	var reserved []string
+	if ps.TLSSecretName != "" {
+		reserved = append(reserved, mbridge.ProxyTLSVolume)
+		if msgs := validation.IsDNS1123Subdomain(ps.TLSSecretName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("tlsSecretName"), ps.TLSSecretName, strings.Join(msgs, "; ")))
+		}
+	}
+	if ref := ps.BearerTokenSecret; ref != nil {
+		reserved = append(reserved, mbridge.ProxyTokenVolume)
+		if msgs := validation.IsDNS1123Subdomain(ref.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("bearerTokenSecret", "name"), ref.Name, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsConfigMapKey(ref.Key); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("bearerTokenSecret", "key"), ref.Key, strings.Join(msgs, "; ")))
+		}
+	}
+	if ps.MaxMessageBytes != nil && *ps.MaxMessageBytes < 1024 {
+		errs = append(errs, field.Invalid(p.Child("maxMessageBytes"), *ps.MaxMessageBytes, "must be at least 1024"))
+	}
+	for i, v := range spec.Volumes {
+		if contains(reserved, v.Name) {
+			errs = append(errs, field.Invalid(specPath.Child("volumes").Index(i).Child("name"), v.Name, "is the volume spec.proxyServer mounts; pick another name"))
+		}
+	}
+	for i, m := range spec.VolumeMounts {
+		if contains(reserved, m.Name) || strings.HasPrefix(m.MountPath+"/", "/etc/opamp-bridge/") {
+			errs = append(errs, field.Invalid(specPath.Child("volumeMounts").Index(i), m.Name+" at "+m.MountPath,
+				"/etc/opamp-bridge and the spec.proxyServer volumes are the operator's"))
+		}
+	}
+	return errs
 }
 
 // ValidateName checks, at creation, that the bridge's name can be its --name: the value of the

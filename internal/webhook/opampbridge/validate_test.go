@@ -88,6 +88,22 @@ func TestValidate(t *testing.T) {
 			b.Spec.Capabilities["ReportsAvailableComponents"] = true
 			b.Spec.Capabilities["ReportsPackageStatuses"] = false
 		}, errs: []string{"spec.capabilities[AcceptsPackages]: Invalid value", "spec.capabilities[ReportsAvailableComponents]: Invalid value"}},
+		{name: "proxy server TLS and token", mutate: func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.ProxyServer = &v1alpha1.OpAMPBridgeProxyServer{TLSSecretName: "tls", BearerTokenSecret: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "tok"}, Key: "token"}}
+			b.Spec.Namespaces = []string{"apps"}
+		}},
+		{name: "bad proxy server references and clashing volumes", mutate: func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.ProxyServer = &v1alpha1.OpAMPBridgeProxyServer{TLSSecretName: "Not_A_Name", BearerTokenSecret: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "tok"}, Key: "a/b"}, MaxMessageBytes: ptr.To[int64](10)}
+			b.Spec.Volumes = []corev1.Volume{{Name: "opamp-bridge-proxy-tls"}}
+			b.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "x", MountPath: "/etc/opamp-bridge/proxy-token"}}
+			b.Spec.Namespaces = []string{"Apps"}
+		}, errs: []string{
+			"spec.proxyServer.tlsSecretName: Invalid value", "spec.proxyServer.bearerTokenSecret.key: Invalid value",
+			"spec.proxyServer.maxMessageBytes: Invalid value", "spec.volumes[0].name: Invalid value", "spec.volumeMounts[0]: Invalid value",
+			"spec.namespaces[0]: Invalid value",
+		}},
 		{name: "insecure and insecure_skip_verify", mutate: func(b *v1alpha1.OpAMPBridge) {
 			b.Spec.TLS = &v1alpha1.OpAMPBridgeTLSConfig{Insecure: true, InsecureSkipVerify: true}
 		}, errs: []string{"spec.tls.insecure_skip_verify: Invalid value"}},
