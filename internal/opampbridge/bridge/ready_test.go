@@ -66,7 +66,7 @@ func TestOnlyTheLeaderServes(t *testing.T) {
 		leader = 1
 	}
 	standby := 1 - leader
-	g.Expect(httpStatus("http://" + bridges[standby].healthAddr + "/healthz")).To(Equal(http.StatusOK), "the standby is alive")
+	g.Expect(httpStatus("http://"+bridges[standby].healthAddr+"/healthz")).To(Equal(http.StatusOK), "the standby is alive")
 
 	g.Expect(postAgent(g, bridges[standby].proxyAddr, uuid.New(), "pod-on-standby")).To(Equal(http.StatusServiceUnavailable))
 	agentUID := uuid.New()
