@@ -89,6 +89,9 @@ type Options struct {
 	Version string
 	// OnConnect is called when the connection to the server is established (tests).
 	OnConnect func()
+	// RetryBackoff is the first delay before a FAILED remote configuration is applied again;
+	// zero means DefaultRetryBackoff.
+	RetryBackoff time.Duration
 }
 
 // Agent is the bridge's OpAMP client.
@@ -99,7 +102,13 @@ type Agent struct {
 	start  time.Time
 	log    logr.Logger
 
+	applyMu  sync.Mutex // one remote configuration at a time
+	retryNow chan struct{}
+
 	mu         sync.Mutex
+	failed     *protobufs.AgentRemoteConfig // the configuration to retry, while it fails
+	retryDelay time.Duration
+	retryTimer *time.Timer
 	lastStatus *protobufs.RemoteConfigStatus
 	lastHealth *protobufs.ComponentHealth
 	lastConfig []byte // fingerprint of the last effective config sent
@@ -114,7 +123,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Collectors == nil {
 		return nil, errors.New("agent: Collectors is required")
 	}
-	a := &Agent{opts: opts, caps: caps, log: opts.Logger, lastStatus: opts.RemoteConfigStatus}
+	a := &Agent{opts: opts, caps: caps, log: opts.Logger, lastStatus: opts.RemoteConfigStatus, retryNow: make(chan struct{}, 1)}
 	if opts.Config.UsesHTTP() {
 		c := client.NewHTTP(logAdapter{opts.Logger})
 		if hb := opts.Config.HeartbeatInterval; hb > 0 {
@@ -211,6 +220,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.loop(ctx)
+	a.mu.Lock()
+	if a.retryTimer != nil {
+		a.retryTimer.Stop()
+	}
+	a.mu.Unlock()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return a.client.Stop(stopCtx)
@@ -253,6 +267,8 @@ func (a *Agent) loop(ctx context.Context) {
 			a.report(ctx, false)
 		case <-heartbeat:
 			a.report(ctx, true)
+		case <-a.retryNow:
+			a.retryFailed(ctx)
 		}
 	}
 }

@@ -42,6 +42,8 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// OnConnect is passed to the agent (tests).
 	OnConnect func()
+	// RetryBackoff is passed to the agent (tests).
+	RetryBackoff time.Duration
 	// SyncTimeout bounds the wait for the collector informers' first sync; zero means
 	// cfg.SyncTimeout.
 	SyncTimeout time.Duration
@@ -149,6 +151,7 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 			Config: cfg, UID: id.UID, RemoteConfigStatus: id.RemoteConfigStatus,
 			Collectors: cols, Proxy: px, Store: store, Recorder: m,
 			Logger: log.WithName("agent"), Version: opts.Version, OnConnect: opts.OnConnect,
+			RetryBackoff: opts.RetryBackoff,
 		})
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -158,3 +159,31 @@ func TestIdentityTruncatesHugeErrors(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestFailedConfigIsRetried: a configuration FAILED because a collector lacked the managed
+// label; once someone labels it, the bridge applies the same configuration again by itself (the
+// server does not resend a hash the bridge already answered) and reports APPLIED (issue 14,
+// item 13).
+func TestFailedConfigIsRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	createNamespace(t, "retry")
+	createCollector(t, collectorYAML("retry", "plain", nil))
+	srv := startServer(t)
+	startBridge(t, testConfig(t, srv, "retry-bridge", "retry"), Options{RetryBackoff: 200 * time.Millisecond})
+	uid := connected(g, srv)
+	managed := map[string]string{collectors.ManagedLabel: "true"}
+	hash, err := srv.PushConfig(ctx, uid, files("retry/plain", collectorYAML("retry", "plain", managed, "otlp", "otlp/2")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(srv.Wait(wait, "FAILED", statusFor(srv, hash))).To(Succeed())
+	g.Expect(srv.Agent(uid).RemoteConfigStatus.Status).To(Equal(protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED))
+
+	var c v1beta1.OpenTelemetryCollector
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "retry", Name: "plain"}, &c)).To(Succeed())
+	c.Labels = managed
+	g.Expect(env.Client.Update(ctx, &c)).To(Succeed())
+	g.Expect(srv.Wait(wait, "the same hash APPLIED", func(m map[string]*opamptest.AgentState) bool {
+		st := m[uid].RemoteConfigStatus
+		return string(st.GetLastRemoteConfigHash()) == string(hash) && st.GetStatus() == protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED
+	})).To(Succeed())
+}
