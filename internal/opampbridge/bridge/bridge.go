@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/opampbridge/agent"
 	"github.com/otelop/otelop/internal/opampbridge/collectors"
 	"github.com/otelop/otelop/internal/opampbridge/config"
@@ -62,7 +64,7 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // LeaseName is the leader-election Lease of the bridge called bridgeName.
-func LeaseName(bridgeName string) string { return bridgeName + "-opamp-bridge" }
+func LeaseName(bridgeName string) string { return identity.LeaseName(bridgeName) }
 
 // Run runs the bridge until ctx ends (nil error) or something fails. With leader election, losing
 // the Lease is an error: the process should exit and restart as a standby.
@@ -77,6 +79,14 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 		return err
 	}
 	store := identity.New(kube, cfg.Namespace, cfg.Name)
+	// The identity ConfigMap and the Lease go with the OpAMPBridge resource, if one runs us.
+	owner, err := identity.FindOwner(ctx, kube, cfg.Namespace, cfg.Name, mbridge.Name(cfg.Name))
+	if err != nil {
+		log.Info("cannot look up the OpAMPBridge resource running this bridge; its identity ConfigMap and Lease will not be garbage collected with it", "error", err.Error())
+	}
+	if owner != nil {
+		store.SetOwner(owner)
+	}
 	cols, err := collectors.New(rc, scheme, collectors.Options{
 		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
 		Namespaces: cfg.Namespaces, Record: store,
@@ -161,13 +171,16 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if !cfg.LeaderElection {
 		return lead(ctx)
 	}
-	return runElected(ctx, cfg, rc, opts, lead)
+	return runElected(ctx, cfg, rc, opts, owner, lead)
 }
 
-func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options, lead func(context.Context) error) error {
+func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options, owner *metav1.OwnerReference, lead func(context.Context) error) error {
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
+	}
+	if err := ensureLease(ctx, cs, cfg.Namespace, LeaseName(cfg.Name), owner); err != nil {
+		opts.Logger.Info("cannot label the leader-election Lease or set its owner", "error", err.Error())
 	}
 	host, _ := os.Hostname()
 	id := host + "_" + uuid.NewString()

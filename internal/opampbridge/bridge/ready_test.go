@@ -57,6 +57,9 @@ func TestOnlyTheLeaderServes(t *testing.T) {
 		bridges[i] = startBridge(t, cfg, lease)
 	}
 	bridgeUID := connected(g, srv)
+	g.Eventually(func() []int {
+		return []int{httpStatus("http://" + bridges[0].healthAddr + "/healthz"), httpStatus("http://" + bridges[1].healthAddr + "/healthz")}
+	}, wait).Should(Equal([]int{http.StatusOK, http.StatusOK}), "both alive and synced")
 	ready := func() []int {
 		return []int{httpStatus("http://" + bridges[0].healthAddr + "/readyz"), httpStatus("http://" + bridges[1].healthAddr + "/readyz")}
 	}
