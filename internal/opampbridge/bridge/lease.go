@@ -26,8 +26,11 @@ func ensureLease(ctx context.Context, cs kubernetes.Interface, namespace, name s
 		l.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	_, err := leases.Create(ctx, l, metav1.CreateOptions{FieldManager: identity.FieldManager})
-	if !apierrors.IsAlreadyExists(err) || owner == nil {
+	if !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	if owner == nil {
+		return nil
 	}
 	live, err := leases.Get(ctx, name, metav1.GetOptions{})
 	if err != nil || identity.HasOwner(live, owner) {
