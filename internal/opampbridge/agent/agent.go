@@ -89,6 +89,9 @@ type Options struct {
 	Version string
 	// OnConnect is called when the connection to the server is established (tests).
 	OnConnect func()
+	// MaxServerMessageBytes bounds one WebSocket message from the server; zero means
+	// DefaultMaxServerMessageBytes.
+	MaxServerMessageBytes int64
 	// RetryBackoff is the first delay before a FAILED remote configuration is applied again;
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
@@ -215,6 +218,13 @@ func (a *Agent) Run(ctx context.Context) error {
 			OnCommand:          a.onCommand,
 			GetEffectiveConfig: a.effectiveConfig,
 		},
+	}
+	if !cfg.UsesHTTP() && cfg.ProxyURL() == "" {
+		limit := a.opts.MaxServerMessageBytes
+		if limit <= 0 {
+			limit = DefaultMaxServerMessageBytes
+		}
+		limitServerMessages(limit, tlsCfg)
 	}
 	if err := a.client.Start(ctx, settings); err != nil {
 		return err

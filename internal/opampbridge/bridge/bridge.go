@@ -44,6 +44,8 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// OnConnect is passed to the agent (tests).
 	OnConnect func()
+	// MaxServerMessageBytes is passed to the agent (tests).
+	MaxServerMessageBytes int64
 	// RetryBackoff is passed to the agent (tests).
 	RetryBackoff time.Duration
 	// SyncTimeout bounds the wait for the collector informers' first sync; zero means
@@ -66,10 +68,32 @@ func Scheme() (*runtime.Scheme, error) {
 // LeaseName is the leader-election Lease of the bridge called bridgeName.
 func LeaseName(bridgeName string) string { return identity.LeaseName(bridgeName) }
 
+// Client rate limits towards the API server: a remote configuration of n collectors costs about
+// 3n requests (read, dry run, apply), so 500 collectors take about 15 s at this rate, and a server
+// pushing configurations in a loop cannot make the bridge flood the API server.
+const (
+	DefaultQPS   = 100
+	DefaultBurst = 200
+)
+
+// ClientConfig returns a copy of rc with DefaultQPS and DefaultBurst unless rc sets a positive
+// rate of its own (unset and negative, i.e. unlimited, both get the defaults).
+func ClientConfig(rc *rest.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	if rc.QPS <= 0 {
+		rc.QPS, rc.Burst = DefaultQPS, DefaultBurst
+	}
+	if rc.Burst <= 0 {
+		rc.Burst = max(DefaultBurst, int(rc.QPS))
+	}
+	return rc
+}
+
 // Run runs the bridge until ctx ends (nil error) or something fails. With leader election, losing
 // the Lease is an error: the process should exit and restart as a standby.
 func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options) error {
 	log := opts.Logger
+	rc = ClientConfig(rc)
 	scheme, err := Scheme()
 	if err != nil {
 		return err
@@ -161,7 +185,7 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 			Config: cfg, UID: id.UID, RemoteConfigStatus: id.RemoteConfigStatus,
 			Collectors: cols, Proxy: px, Store: store, Recorder: m,
 			Logger: log.WithName("agent"), Version: opts.Version, OnConnect: opts.OnConnect,
-			RetryBackoff: opts.RetryBackoff,
+			RetryBackoff: opts.RetryBackoff, MaxServerMessageBytes: opts.MaxServerMessageBytes,
 		})
 		if err != nil {
 			return err

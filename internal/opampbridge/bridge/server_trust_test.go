@@ -11,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
@@ -186,4 +187,37 @@ func TestFailedConfigIsRetried(t *testing.T) {
 		st := m[uid].RemoteConfigStatus
 		return string(st.GetLastRemoteConfigHash()) == string(hash) && st.GetStatus() == protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED
 	})).To(Succeed())
+}
+
+// TestServerMessageLimit: a WebSocket message from the server over the limit drops the
+// connection before it is read; the bridge reconnects and handles the next, smaller one.
+func TestServerMessageLimit(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	createNamespace(t, "bigmsg")
+	srv := startServer(t)
+	startBridge(t, testConfig(t, srv, "bigmsg-bridge", "bigmsg"), Options{MaxServerMessageBytes: 1 << 20})
+	uid := connected(g, srv)
+	managed := map[string]string{collectors.ManagedLabel: "true"}
+	big := append(collectorYAML("bigmsg", "big", managed), []byte("# "+strings.Repeat("x", 2<<20)+"\n")...)
+	hash, err := srv.PushConfig(ctx, uid, files("bigmsg/big", big))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(srv.Wait(3*time.Second, "a status for the oversized configuration", statusFor(srv, hash))).NotTo(Succeed())
+	g.Expect(srv.Wait(wait, "the bridge to reconnect", func(m map[string]*opamptest.AgentState) bool { return m[uid].Connected })).To(Succeed())
+	st := pushAndWait(g, srv, uid, files("bigmsg/small", collectorYAML("bigmsg", "small", managed)))
+	g.Expect(st.Status).To(Equal(protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED), st.ErrorMessage)
+	g.Expect(exists("bigmsg", "big")).To(BeFalse())
+}
+
+// TestClientRateIsBounded: whatever the caller passes (client-go's unset rate, or the unlimited
+// -1 the bridge used to set), the bridge talks to the API server at a bounded rate.
+func TestClientRateIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	for _, in := range []*rest.Config{{}, {QPS: -1}, {QPS: 20, Burst: 40}} {
+		out := ClientConfig(in)
+		g.Expect(out.QPS).To(BeNumerically(">", 0))
+		g.Expect(out.QPS).To(BeNumerically("<=", DefaultQPS))
+		g.Expect(out.Burst).To(BeNumerically(">", 0))
+	}
+	g.Expect(ClientConfig(&rest.Config{QPS: 20, Burst: 40}).QPS).To(Equal(float32(20)))
 }

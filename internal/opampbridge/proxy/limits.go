@@ -4,17 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"time"
-)
 
-// errMessageTooLarge ends a WebSocket whose message exceeds the limit.
-var errMessageTooLarge = errors.New("proxy: WebSocket message exceeds the size limit")
+	"github.com/otelop/otelop/internal/opampbridge/wslimit"
+)
 
 // limitRequest bounds what one request can make the OpAMP server library hold in memory: a plain
 // HTTP body (after gzip decompression, which the library would otherwise do without a limit) and,
@@ -70,97 +66,8 @@ func (w *limitHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		b, _ := rw.Reader.Peek(n)
 		early = append([]byte(nil), b...)
 	}
-	lc := &limitConn{Conn: conn, early: early, frames: frameParser{max: w.max}}
+	lc := wslimit.Server(conn, early, w.max)
 	return lc, bufio.NewReadWriter(bufio.NewReader(lc), rw.Writer), nil
-}
-
-// limitConn checks every byte read from a WebSocket client.
-type limitConn struct {
-	net.Conn
-	early  []byte
-	frames frameParser
-}
-
-func (c *limitConn) Read(p []byte) (int, error) {
-	var n int
-	var err error
-	if len(c.early) > 0 {
-		n = copy(p, c.early)
-		c.early = c.early[n:]
-	} else {
-		n, err = c.Conn.Read(p)
-	}
-	if ferr := c.frames.feed(p[:n]); ferr != nil {
-		_ = c.Conn.SetDeadline(time.Now())
-		_ = c.Conn.Close()
-		return 0, ferr
-	}
-	return n, err
-}
-
-// frameParser follows the frames of a WebSocket client stream (RFC 6455 section 5.2) and fails
-// as soon as a header announces a data message longer than max (fragments add up; control frames
-// do not count).
-type frameParser struct {
-	max     int64
-	hdr     [14]byte
-	have    int    // header bytes collected
-	need    int    // header length once known (0 until the second byte)
-	payload uint64 // payload bytes left in the current frame
-	msg     uint64 // bytes of the current data message so far
-}
-
-func (f *frameParser) feed(b []byte) error {
-	for len(b) > 0 {
-		if f.payload > 0 {
-			n := uint64(len(b))
-			if n > f.payload {
-				n = f.payload
-			}
-			f.payload -= n
-			b = b[n:]
-			continue
-		}
-		f.hdr[f.have] = b[0]
-		f.have++
-		b = b[1:]
-		if f.have == 2 {
-			f.need = 2
-			switch f.hdr[1] & 0x7f {
-			case 126:
-				f.need += 2
-			case 127:
-				f.need += 8
-			}
-			if f.hdr[1]&0x80 != 0 {
-				f.need += 4
-			}
-		}
-		if f.have < 2 || f.have < f.need {
-			continue
-		}
-		var plen uint64
-		switch l := f.hdr[1] & 0x7f; l {
-		case 126:
-			plen = uint64(binary.BigEndian.Uint16(f.hdr[2:4]))
-		case 127:
-			plen = binary.BigEndian.Uint64(f.hdr[2:10])
-		default:
-			plen = uint64(l)
-		}
-		if opcode := f.hdr[0] & 0x0f; opcode < 8 {
-			if opcode != 0 {
-				f.msg = 0 // a new message; 0 continues the current one
-			}
-			if plen > uint64(f.max) || f.msg+plen > uint64(f.max) {
-				return fmt.Errorf("%w (%d bytes)", errMessageTooLarge, f.max)
-			}
-			f.msg += plen
-		}
-		f.payload = plen
-		f.have, f.need = 0, 0
-	}
-	return nil
 }
 
 // bucket is a token bucket: rate tokens a second up to burst.
