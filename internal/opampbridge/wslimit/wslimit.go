@@ -82,7 +82,6 @@ func (f *Parser) Feed(b []byte) error {
 	return nil
 }
 
-
 // Conn checks every byte read from a WebSocket connection and closes it on a message over the
 // limit. A client connection first skips the server's HTTP response head(s).
 type Conn struct {

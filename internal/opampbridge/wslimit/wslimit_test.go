@@ -64,4 +64,3 @@ func FuzzParser(f *testing.F) {
 		_ = p.Feed(b) // must never panic
 	})
 }
-
