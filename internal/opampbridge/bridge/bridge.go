@@ -69,11 +69,11 @@ func Scheme() (*runtime.Scheme, error) {
 func LeaseName(bridgeName string) string { return identity.LeaseName(bridgeName) }
 
 // Client rate limits towards the API server: a remote configuration of n collectors costs about
-// 3n requests (read, dry run, apply), so 500 collectors take about 15 s at this rate, and a server
+// 3n requests (read, dry run, apply), so 500 collectors take about 6 s at this rate, and a server
 // pushing configurations in a loop cannot make the bridge flood the API server.
 const (
-	DefaultQPS   = 100
-	DefaultBurst = 200
+	DefaultQPS   = 200
+	DefaultBurst = 400
 )
 
 // ClientConfig returns a copy of rc with DefaultQPS and DefaultBurst unless rc sets a positive
