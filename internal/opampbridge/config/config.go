@@ -13,6 +13,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/otelop/otelop/api/v1alpha1"
 )
 
 // Defaults, as upstream's.
@@ -176,23 +178,12 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// UnstartableCapabilities are protocol capabilities the bridge cannot announce, with why:
-// opamp-go's client refuses to start with them (the bridge has no package manager and no list of
-// available components), so a bridge configured with one of them on would crash-loop.
-var UnstartableCapabilities = map[string]string{
-	"AcceptsPackages":            "the bridge installs no packages (opamp-go refuses to start without a package state provider)",
-	"ReportsPackageStatuses":     "the bridge installs no packages (opamp-go refuses to start without a package state provider)",
-	"ReportsAvailableComponents": "the bridge has no list of available components (opamp-go refuses to start without one)",
-}
+// UnstartableCapabilities are the capabilities opamp-go cannot start with (see
+// v1alpha1.OpAMPBridgeUnstartableCapabilities, which the webhook shares).
+var UnstartableCapabilities = v1alpha1.OpAMPBridgeUnstartableCapabilities
 
-// ValidateName checks a bridge name: the name of an OpAMPBridge resource (a DNS subdomain, so
-// dots are allowed) that is also usable as the value of the opentelemetry.io/opamp-managed label
-// (at most 63 characters), and so also as the prefix of its identity ConfigMap and Lease names.
-func ValidateName(name string) []string {
-	msgs := validation.IsDNS1123Subdomain(name)
-	msgs = append(msgs, validation.IsValidLabelValue(name)...)
-	return msgs
-}
+// ValidateName checks a bridge name (see v1alpha1.ValidateOpAMPBridgeName, which the webhook shares).
+func ValidateName(name string) []string { return v1alpha1.ValidateOpAMPBridgeName(name) }
 
 // AgentCapabilities turns the capability map into protocol bits. ReportsStatus is always set, as
 // the protocol requires. Names are the protocol's without the "AgentCapabilities_" prefix.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
-	bridgeconfig "github.com/otelop/otelop/internal/opampbridge/config"
 	"github.com/otelop/otelop/internal/redact"
 )
 
@@ -110,7 +109,7 @@ func validateProxyServer(spec v1alpha1.OpAMPBridgeSpec, p *field.Path) field.Err
 // ValidateName checks, at creation, that the bridge's name can be its --name: the value of the
 // opentelemetry.io/opamp-managed label (dots are fine, at most 63 characters).
 func ValidateName(bridge *v1alpha1.OpAMPBridge) field.ErrorList {
-	msgs := bridgeconfig.ValidateName(bridge.Name)
+	msgs := v1alpha1.ValidateOpAMPBridgeName(bridge.Name)
 	if len(msgs) == 0 || bridge.Name == "" {
 		return nil
 	}
@@ -154,7 +153,7 @@ func validateCapabilities(caps map[v1alpha1.OpAMPBridgeCapability]bool, p *field
 	for _, name := range sortedKeys(caps) {
 		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+string(name)]; !ok || name == "Unspecified" {
 			errs = append(errs, field.NotSupported(p.Key(string(name)), string(name), capabilityNames()))
-		} else if why, bad := bridgeconfig.UnstartableCapabilities[string(name)]; bad && caps[name] {
+		} else if why, bad := v1alpha1.OpAMPBridgeUnstartableCapabilities[string(name)]; bad && caps[name] {
 			errs = append(errs, field.Invalid(p.Key(string(name)), true, "cannot be turned on: "+why))
 		}
 	}
