@@ -252,17 +252,20 @@ func (a *Agent) loop(ctx context.Context) {
 		defer t.Stop()
 		heartbeat = t.C
 	}
-	// Changes are coalesced for settle after the first one; later changes do not push the report
-	// back, so a stream of changes (a flooding agent, a busy cluster) cannot starve it.
-	const settle = 100 * time.Millisecond
+	// Changes are coalesced until none came for settle, but for at most maxWait after the first:
+	// a stream of changes (a flooding agent, a long apply) delays a report by maxWait at most
+	// instead of starving it, and a burst still makes one report.
+	const settle, maxWait = 100 * time.Millisecond, time.Second
 	pending := time.NewTimer(time.Hour)
 	pending.Stop()
 	armed := false
+	var first time.Time
 	arm := func() {
+		now := time.Now()
 		if !armed {
-			armed = true
-			pending.Reset(settle)
+			armed, first = true, now
 		}
+		pending.Reset(min(settle, max(0, first.Add(maxWait).Sub(now))))
 	}
 	for {
 		select {
