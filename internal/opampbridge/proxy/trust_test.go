@@ -96,3 +96,29 @@ func TestProxyTLSAndToken(t *testing.T) {
 	g.Expect(code).To(Equal(http.StatusOK))
 	g.Expect(s.Agents()).To(HaveLen(1))
 }
+
+// TestProxyCertificateReload: a renewed certificate (the Secret's mounted files change) is served
+// without a restart.
+func TestProxyCertificateReload(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	certFile, keyFile, pool1 := selfSigned(t, dir)
+	cfg := &config.Config{ProxyServer: config.ProxyServer{CertFile: certFile, KeyFile: keyFile}}
+	tlsCfg, err := cfg.ProxyServerTLS()
+	g.Expect(err).NotTo(HaveOccurred())
+	s, err := Start(Options{Addr: "127.0.0.1:0", TLS: tlsCfg, Logger: logr.Discard()})
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = s.Stop(t.Context()) }()
+	dial := func(pool *x509.CertPool) error {
+		c, err := tls.Dial("tcp", s.Addr(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	}
+	g.Expect(dial(pool1)).To(Succeed())
+	time.Sleep(10 * time.Millisecond) // a distinct modification time
+	_, _, pool2 := selfSigned(t, dir)  // rewrites tls.crt and tls.key in place
+	g.Expect(dial(pool2)).To(Succeed(), "the new certificate is served")
+	g.Expect(dial(pool1)).NotTo(Succeed())
+}
