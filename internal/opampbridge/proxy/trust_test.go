@@ -118,7 +118,7 @@ func TestProxyCertificateReload(t *testing.T) {
 	}
 	g.Expect(dial(pool1)).To(Succeed())
 	time.Sleep(10 * time.Millisecond) // a distinct modification time
-	_, _, pool2 := selfSigned(t, dir)  // rewrites tls.crt and tls.key in place
+	_, _, pool2 := selfSigned(t, dir) // rewrites tls.crt and tls.key in place
 	g.Expect(dial(pool2)).To(Succeed(), "the new certificate is served")
 	g.Expect(dial(pool1)).NotTo(Succeed())
 }
