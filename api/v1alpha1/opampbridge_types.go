@@ -130,6 +130,33 @@ type OpAMPBridgeSpec struct {
 	// IpFamilyPolicy is the dual-stack policy of the bridge Service.
 	// +optional
 	IpFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+	// ProxyServer secures the bridge's own OpAMP server, which collectors' opamp extensions
+	// connect to (Service port 80, path /v1/opamp). Not in upstream, whose proxy is always plain
+	// and unauthenticated.
+	// +optional
+	ProxyServer *OpAMPBridgeProxyServer `json:"proxyServer,omitempty"`
+	// Namespaces limits the collectors the bridge reports on and changes to these namespaces;
+	// empty means every namespace the bridge's ServiceAccount can read. Not in upstream.
+	// +optional
+	// +listType=set
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// OpAMPBridgeProxyServer secures the bridge's OpAMP server for collectors.
+type OpAMPBridgeProxyServer struct {
+	// TLSSecretName names a Secret of type kubernetes.io/tls (keys tls.crt and tls.key) in the
+	// bridge's namespace; when set the proxy serves only TLS (wss:// and https://).
+	// +optional
+	TLSSecretName string `json:"tlsSecretName,omitempty"`
+	// BearerTokenSecret selects the key of a Secret in the bridge's namespace holding a token;
+	// when set, collectors must send "Authorization: Bearer <token>".
+	// +optional
+	BearerTokenSecret *corev1.SecretKeySelector `json:"bearerTokenSecret,omitempty"`
+	// MaxMessageBytes bounds one message from a collector (also once decompressed); the
+	// default is 64 MiB.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	MaxMessageBytes *int64 `json:"maxMessageBytes,omitempty"`
 }
 
 // OpAMPBridgeStatus is the observed state of an OpAMPBridge.

@@ -47,9 +47,9 @@ func main() {
 		os.Exit(1)
 	}
 	rc.UserAgent = "operator-opamp-bridge"
-	// client-go's default of 5 requests/s made a 500-file remote config take 5 minutes; the API
-	// server's priority and fairness protects it instead.
-	rc.QPS = -1
+	// The client rate is bridge.ClientConfig's (200 requests/s, burst 400), applied by Run:
+	// client-go's default of 5/s made a 500-file remote config take 5 minutes, and no limit let a
+	// server pushing configurations in a loop flood the API server.
 	if err := bridge.Run(ctrl.SetupSignalHandler(), cfg, rc, bridge.Options{Logger: log, Version: version.Version}); err != nil {
 		log.Error(err, "bridge exited with an error")
 		os.Exit(1)

@@ -29,9 +29,11 @@ var kinds = []struct {
 }
 
 // additions are field paths (and everything below them) that only our types have, on purpose:
-// status the operator reports beyond upstream. Each is documented in docs/differences.md.
+// status the operator reports beyond upstream, and security settings upstream lacks. Each is documented in docs/differences.md.
 var additions = map[string][]string{
 	"v1alpha1.Instrumentation": {"status.workloads"}, // the catch-up controller's workload counts
+	// The bridge's proxy TLS, token and message limit, and its namespace scoping.
+	"v1alpha1.OpAMPBridge": {"spec.proxyServer", "spec.namespaces"},
 }
 
 // added reports whether path is one of kind's additions or below one.

@@ -57,7 +57,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestBuildGolden(t *testing.T) {
 	opts := DefaultOptions()
 	opts.ProxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy:3128"}}
-	for _, name := range []string{"minimal", "full"} {
+	for _, name := range []string{"minimal", "full", "secured"} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			objs, err := Build(load(t, name+".yaml"), opts)
@@ -269,4 +269,47 @@ func TestDaemonReadsConfigFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProxyServerReachesTheBridge: spec.proxyServer's Secrets are mounted where the generated
+// configuration file says, and the bridge's own loader reads that file into a TLS, token and
+// size-limited proxy, scoped to spec.namespaces (issue 14, items 11 and 12).
+func TestProxyServerReachesTheBridge(t *testing.T) {
+	g := NewWithT(t)
+	b := load(t, "secured.yaml")
+	objs, err := Build(b, DefaultOptions())
+	g.Expect(err).NotTo(HaveOccurred())
+	var d *appsv1.Deployment
+	for _, o := range objs {
+		if dep, ok := o.(*appsv1.Deployment); ok {
+			d = dep
+		}
+	}
+	g.Expect(d).NotTo(BeNil())
+	c := d.Spec.Template.Spec.Containers[0]
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	g.Expect(mounts).To(HaveKeyWithValue(ProxyTLSVolume, ProxyTLSMountPath))
+	g.Expect(mounts).To(HaveKeyWithValue(ProxyTokenVolume, ProxyTokenMountPath))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"), "several replicas: only the leader is ready")
+	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+	g.Expect(c.Args).To(ContainElement("--name=secured.eu"))
+
+	file, err := ConfigFile(b)
+	g.Expect(err).NotTo(HaveOccurred())
+	var cfg bridgeconfig.Config
+	g.Expect(bridgeconfig.Parse(file, func(string) string { return "" }, &cfg)).To(Succeed())
+	g.Expect(cfg.ProxyServer).To(Equal(bridgeconfig.ProxyServer{
+		CertFile: ProxyTLSMountPath + "/tls.crt", KeyFile: ProxyTLSMountPath + "/tls.key",
+		BearerTokenFile: ProxyTokenMountPath + "/token", MaxMessageBytes: 4 << 20,
+	}))
+	g.Expect(cfg.Namespaces).To(Equal([]string{"apps", "edge"}))
+	vols := map[string]corev1.Volume{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		vols[v.Name] = v
+	}
+	g.Expect(vols[ProxyTLSVolume].Secret.SecretName).To(Equal("bridge-proxy-tls"))
+	g.Expect(vols[ProxyTokenVolume].Secret.Items).To(Equal([]corev1.KeyToPath{{Key: "token", Path: "token"}}))
 }

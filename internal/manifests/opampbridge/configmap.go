@@ -12,7 +12,8 @@ import (
 
 // ConfigFile renders the bridge's remoteconfiguration.yaml from the spec, with upstream's keys and
 // layout (keys sorted, two-space indentation): endpoint, tls, headers, capabilities,
-// componentsAllowed and description, each only when set. The bridge's name and heartbeat interval
+// componentsAllowed and description, each only when set; plus, when set, this project's
+// proxyServer (from spec.proxyServer) and namespaces. The bridge's name and heartbeat interval
 // are passed as flags instead, so that the file stays what upstream generates.
 func ConfigFile(bridge v1alpha1.OpAMPBridge) ([]byte, error) {
 	spec := bridge.Spec
@@ -32,6 +33,12 @@ func ConfigFile(bridge v1alpha1.OpAMPBridge) ([]byte, error) {
 	if spec.ComponentsAllowed != nil {
 		cfg["componentsAllowed"] = spec.ComponentsAllowed
 	}
+	if ps := proxyServer(spec.ProxyServer); ps != nil {
+		cfg["proxyServer"] = ps
+	}
+	if len(spec.Namespaces) > 0 {
+		cfg["namespaces"] = spec.Namespaces
+	}
 	if spec.Description != nil {
 		attrs := spec.Description.NonIdentifyingAttributes
 		if attrs == nil {
@@ -40,6 +47,29 @@ func ConfigFile(bridge v1alpha1.OpAMPBridge) ([]byte, error) {
 		cfg["description"] = map[string]any{"non_identifying_attributes": attrs}
 	}
 	return yaml.Marshal(cfg)
+}
+
+// proxyServer is the file's proxyServer block (this project's bridge only): the mounted Secrets'
+// paths and the message size limit; nil when spec.proxyServer sets nothing.
+func proxyServer(ps *v1alpha1.OpAMPBridgeProxyServer) map[string]any {
+	if ps == nil {
+		return nil
+	}
+	out := map[string]any{}
+	if ps.TLSSecretName != "" {
+		out["cert_file"] = ProxyTLSMountPath + "/tls.crt"
+		out["key_file"] = ProxyTLSMountPath + "/tls.key"
+	}
+	if ps.BearerTokenSecret != nil {
+		out["bearerTokenFile"] = ProxyTokenMountPath + "/token"
+	}
+	if ps.MaxMessageBytes != nil {
+		out["maxMessageBytes"] = *ps.MaxMessageBytes
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // configMap holds remoteconfiguration.yaml.

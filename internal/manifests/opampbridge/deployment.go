@@ -91,6 +91,12 @@ func dnsPolicy(hostNetwork bool, cfg corev1.PodDNSConfig) corev1.DNSPolicy {
 func (s *state) container() corev1.Container {
 	spec := s.bridge.Spec
 	mounts := []corev1.VolumeMount{{Name: ConfigMapVolume, MountPath: ConfigMountPath}}
+	if ps := spec.ProxyServer; ps != nil && ps.TLSSecretName != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: ProxyTLSVolume, MountPath: ProxyTLSMountPath, ReadOnly: true})
+	}
+	if ps := spec.ProxyServer; ps != nil && ps.BearerTokenSecret != nil {
+		mounts = append(mounts, corev1.VolumeMount{Name: ProxyTokenVolume, MountPath: ProxyTokenMountPath, ReadOnly: true})
+	}
 	mounts = append(mounts, spec.VolumeMounts...)
 	env := make([]corev1.EnvVar, 0, len(spec.Env)+3+len(s.opts.ProxyEnv))
 	env = append(env, spec.Env...)
@@ -114,13 +120,19 @@ func (s *state) container() corev1.Container {
 			env = append(env, v)
 		}
 	}
-	probe := func(initialDelay int32) *corev1.Probe {
+	probe := func(path string, initialDelay int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: "/healthz", Port: intstr.FromString(HealthPortName),
+				Path: path, Port: intstr.FromString(HealthPortName),
 			}},
 			InitialDelaySeconds: initialDelay,
 		}
+	}
+	// With leader election only the leader is ready, so that the Service sends collectors' opamp
+	// extensions to the replica that reports them; a single replica keeps upstream's /healthz.
+	readyPath := "/healthz"
+	if LeaderElection(s.bridge) {
+		readyPath = "/readyz"
 	}
 	return corev1.Container{
 		Name:            ContainerName,
@@ -136,8 +148,8 @@ func (s *state) container() corev1.Container {
 		VolumeMounts:    mounts,
 		Resources:       spec.Resources,
 		SecurityContext: spec.SecurityContext,
-		LivenessProbe:   probe(15),
-		ReadinessProbe:  probe(5),
+		LivenessProbe:   probe("/healthz", 15),
+		ReadinessProbe:  probe(readyPath, 5),
 	}
 }
 
@@ -150,7 +162,8 @@ func hasEnv(env []corev1.EnvVar, name string) bool {
 	return false
 }
 
-// volumes mounts the ConfigMap's remoteconfiguration.yaml, then spec.volumes.
+// volumes mounts the ConfigMap's remoteconfiguration.yaml, the proxy's TLS and token Secrets
+// when spec.proxyServer names them, then spec.volumes.
 func (s *state) volumes() []corev1.Volume {
 	vols := []corev1.Volume{{
 		Name: ConfigMapVolume,
@@ -159,6 +172,18 @@ func (s *state) volumes() []corev1.Volume {
 			Items:                []corev1.KeyToPath{{Key: ConfigMapKey, Path: ConfigMapKey}},
 		}},
 	}}
+	if ps := s.bridge.Spec.ProxyServer; ps != nil && ps.TLSSecretName != "" {
+		vols = append(vols, corev1.Volume{Name: ProxyTLSVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: ps.TLSSecretName,
+			Items:      []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}},
+		}}})
+	}
+	if ps := s.bridge.Spec.ProxyServer; ps != nil && ps.BearerTokenSecret != nil {
+		vols = append(vols, corev1.Volume{Name: ProxyTokenVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: ps.BearerTokenSecret.Name,
+			Items:      []corev1.KeyToPath{{Key: ps.BearerTokenSecret.Key, Path: "token"}},
+		}}})
+	}
 	return append(vols, s.bridge.Spec.Volumes...)
 }
 

@@ -42,6 +42,13 @@ const (
 	// ConfigHashAnnotation holds the sha256 of the configuration file, so that a configuration
 	// change rolls the pod.
 	ConfigHashAnnotation = "opentelemetry-opampbridge-config/hash"
+	// ProxyTLSVolume and ProxyTLSMountPath hold spec.proxyServer.tlsSecretName's tls.crt and tls.key.
+	ProxyTLSVolume    = "opamp-bridge-proxy-tls"
+	ProxyTLSMountPath = "/etc/opamp-bridge/proxy-tls"
+	// ProxyTokenVolume and ProxyTokenMountPath hold spec.proxyServer.bearerTokenSecret's key, as
+	// the file "token".
+	ProxyTokenVolume    = "opamp-bridge-proxy-token"
+	ProxyTokenMountPath = "/etc/opamp-bridge/proxy-token"
 	// NamespaceEnv tells the bridge its namespace.
 	NamespaceEnv = "OTELCOL_NAMESPACE"
 

@@ -89,6 +89,12 @@ type Options struct {
 	Version string
 	// OnConnect is called when the connection to the server is established (tests).
 	OnConnect func()
+	// MaxServerMessageBytes bounds one WebSocket message from the server; zero means
+	// DefaultMaxServerMessageBytes.
+	MaxServerMessageBytes int64
+	// RetryBackoff is the first delay before a FAILED remote configuration is applied again;
+	// zero means DefaultRetryBackoff.
+	RetryBackoff time.Duration
 }
 
 // Agent is the bridge's OpAMP client.
@@ -99,7 +105,13 @@ type Agent struct {
 	start  time.Time
 	log    logr.Logger
 
+	applyMu  sync.Mutex // one remote configuration at a time
+	retryNow chan struct{}
+
 	mu         sync.Mutex
+	failed     *protobufs.AgentRemoteConfig // the configuration to retry, while it fails
+	retryDelay time.Duration
+	retryTimer *time.Timer
 	lastStatus *protobufs.RemoteConfigStatus
 	lastHealth *protobufs.ComponentHealth
 	lastConfig []byte // fingerprint of the last effective config sent
@@ -114,7 +126,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Collectors == nil {
 		return nil, errors.New("agent: Collectors is required")
 	}
-	a := &Agent{opts: opts, caps: caps, log: opts.Logger, lastStatus: opts.RemoteConfigStatus}
+	a := &Agent{opts: opts, caps: caps, log: opts.Logger, lastStatus: opts.RemoteConfigStatus, retryNow: make(chan struct{}, 1)}
 	if opts.Config.UsesHTTP() {
 		c := client.NewHTTP(logAdapter{opts.Logger})
 		if hb := opts.Config.HeartbeatInterval; hb > 0 {
@@ -207,10 +219,22 @@ func (a *Agent) Run(ctx context.Context) error {
 			GetEffectiveConfig: a.effectiveConfig,
 		},
 	}
+	if !cfg.UsesHTTP() && cfg.ProxyURL() == "" {
+		limit := a.opts.MaxServerMessageBytes
+		if limit <= 0 {
+			limit = DefaultMaxServerMessageBytes
+		}
+		limitServerMessages(limit, tlsCfg)
+	}
 	if err := a.client.Start(ctx, settings); err != nil {
 		return err
 	}
 	a.loop(ctx)
+	a.mu.Lock()
+	if a.retryTimer != nil {
+		a.retryTimer.Stop()
+	}
+	a.mu.Unlock()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return a.client.Stop(stopCtx)
@@ -228,21 +252,36 @@ func (a *Agent) loop(ctx context.Context) {
 		defer t.Stop()
 		heartbeat = t.C
 	}
-	const settle = 100 * time.Millisecond
+	// Changes are coalesced until none came for settle, but for at most maxWait after the first:
+	// a stream of changes (a flooding agent, a long apply) delays a report by maxWait at most
+	// instead of starving it, and a burst still makes one report.
+	const settle, maxWait = 100 * time.Millisecond, time.Second
 	pending := time.NewTimer(time.Hour)
 	pending.Stop()
+	armed := false
+	var first time.Time
+	arm := func() {
+		now := time.Now()
+		if !armed {
+			armed, first = true, now
+		}
+		pending.Reset(min(settle, max(0, first.Add(maxWait).Sub(now))))
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.opts.Collectors.Changes():
-			pending.Reset(settle)
+			arm()
 		case <-proxyChanges:
-			pending.Reset(settle)
+			arm()
 		case <-pending.C:
+			armed = false
 			a.report(ctx, false)
 		case <-heartbeat:
 			a.report(ctx, true)
+		case <-a.retryNow:
+			a.retryFailed(ctx)
 		}
 	}
 }

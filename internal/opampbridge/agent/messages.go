@@ -14,6 +14,8 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/otelop/otelop/internal/opampbridge/identity"
 )
 
 // onMessage handles a ServerToAgent message the client passes on (it handles flags and identity
@@ -26,9 +28,13 @@ func (a *Agent) onMessage(ctx context.Context, msg *types.MessageData) {
 		return
 	}
 	st, changed := a.ApplyRemoteConfig(ctx, msg.RemoteConfig)
-	if !changed {
-		return // Same hash: nothing changed, so nothing is sent (OpAMP forbids status after a no-op).
+	if changed {
+		a.publish(ctx, st)
 	}
+}
+
+// publish sends a new remote configuration status and saves it.
+func (a *Agent) publish(ctx context.Context, st *protobufs.RemoteConfigStatus) {
 	if a.has(protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig) {
 		if err := a.client.SetRemoteConfigStatus(st); err != nil {
 			a.log.Error(err, "sending the remote configuration status")
@@ -41,9 +47,13 @@ func (a *Agent) onMessage(ctx context.Context, msg *types.MessageData) {
 	}
 }
 
-// ApplyRemoteConfig applies a remote configuration unless its hash is the last one handled. It
-// returns the status and whether anything was done.
+// ApplyRemoteConfig applies a remote configuration unless its hash is the last one applied. A
+// configuration whose last attempt FAILED is applied again (and retried later with backoff, see
+// retryFailed): what failed may have been fixed in the cluster since. It returns the status and
+// whether the status changed (a same-hash no-op or an identical failure sends nothing).
 func (a *Agent) ApplyRemoteConfig(ctx context.Context, rc *protobufs.AgentRemoteConfig) (*protobufs.RemoteConfigStatus, bool) {
+	a.applyMu.Lock()
+	defer a.applyMu.Unlock()
 	hash := rc.GetConfigHash()
 	if hash == nil {
 		hash = []byte{}
@@ -51,7 +61,8 @@ func (a *Agent) ApplyRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 	a.mu.Lock()
 	last := a.lastStatus
 	a.mu.Unlock()
-	if last != nil && len(hash) > 0 && bytes.Equal(last.GetLastRemoteConfigHash(), hash) {
+	sameHash := last != nil && len(hash) > 0 && bytes.Equal(last.GetLastRemoteConfigHash(), hash)
+	if sameHash && last.GetStatus() != protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED {
 		return last, false
 	}
 	files, err := a.collectorFiles(rc.GetConfig().GetConfigMap())
@@ -65,15 +76,70 @@ func (a *Agent) ApplyRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 	st := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
 	if err != nil {
 		st.Status = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED
-		st.ErrorMessage = err.Error()
-		a.log.Info("remote configuration failed", "hash", fmt.Sprintf("%x", hash), "error", err.Error())
+		st.ErrorMessage = identity.Truncate(err.Error(), MaxErrorBytes)
+		a.log.Info("remote configuration failed", "hash", fmt.Sprintf("%x", hash), "error", st.ErrorMessage)
 	} else {
 		a.log.Info("remote configuration applied", "hash", fmt.Sprintf("%x", hash), "collectors", len(files))
 	}
 	a.mu.Lock()
 	a.lastStatus = st
 	a.mu.Unlock()
-	return st, true
+	a.scheduleRetry(rc, st, sameHash)
+	return st, !proto.Equal(st, last)
+}
+
+// MaxErrorBytes bounds the error message of a remote configuration status.
+const MaxErrorBytes = identity.MaxErrorBytes
+
+// Retry backoff of a FAILED remote configuration.
+const (
+	DefaultRetryBackoff = 5 * time.Second
+	MaxRetryBackoff     = 5 * time.Minute
+)
+
+// scheduleRetry arms (or, after a success, disarms) the retry of the configuration rc. Each
+// failure of the same configuration doubles the delay, up to MaxRetryBackoff.
+func (a *Agent) scheduleRetry(rc *protobufs.AgentRemoteConfig, st *protobufs.RemoteConfigStatus, sameHash bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.retryTimer != nil {
+		a.retryTimer.Stop()
+		a.retryTimer = nil
+	}
+	if st.GetStatus() != protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED {
+		a.failed, a.retryDelay = nil, 0
+		return
+	}
+	switch {
+	case !sameHash || a.retryDelay == 0:
+		a.retryDelay = a.opts.RetryBackoff
+		if a.retryDelay <= 0 {
+			a.retryDelay = DefaultRetryBackoff
+		}
+	default:
+		a.retryDelay = min(2*a.retryDelay, MaxRetryBackoff)
+	}
+	a.failed = rc
+	a.retryTimer = time.AfterFunc(a.retryDelay, func() {
+		select {
+		case a.retryNow <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// retryFailed applies the last FAILED configuration again and reports the status if it changed.
+func (a *Agent) retryFailed(ctx context.Context) {
+	a.mu.Lock()
+	rc := a.failed
+	a.mu.Unlock()
+	if rc == nil {
+		return
+	}
+	st, changed := a.ApplyRemoteConfig(ctx, rc)
+	if changed {
+		a.publish(ctx, st)
+	}
 }
 
 // collectorFiles drops the files keyed by a proxied agent's instance UID (servers may echo the

@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/opampbridge/agent"
 	"github.com/otelop/otelop/internal/opampbridge/collectors"
 	"github.com/otelop/otelop/internal/opampbridge/config"
@@ -41,6 +44,13 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// OnConnect is passed to the agent (tests).
 	OnConnect func()
+	// MaxServerMessageBytes is passed to the agent (tests).
+	MaxServerMessageBytes int64
+	// RetryBackoff is passed to the agent (tests).
+	RetryBackoff time.Duration
+	// SyncTimeout bounds the wait for the collector informers' first sync; zero means
+	// cfg.SyncTimeout.
+	SyncTimeout time.Duration
 }
 
 // Scheme returns the scheme the bridge uses: client-go's kinds plus OpenTelemetryCollector.
@@ -56,12 +66,34 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // LeaseName is the leader-election Lease of the bridge called bridgeName.
-func LeaseName(bridgeName string) string { return bridgeName + "-opamp-bridge" }
+func LeaseName(bridgeName string) string { return identity.LeaseName(bridgeName) }
+
+// Client rate limits towards the API server: a remote configuration of n collectors costs about
+// 3n requests (read, dry run, apply), so 500 collectors take about 6 s at this rate, and a server
+// pushing configurations in a loop cannot make the bridge flood the API server.
+const (
+	DefaultQPS   = 200
+	DefaultBurst = 400
+)
+
+// ClientConfig returns a copy of rc with DefaultQPS and DefaultBurst unless rc sets a positive
+// rate of its own (unset and negative, i.e. unlimited, both get the defaults).
+func ClientConfig(rc *rest.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	if rc.QPS <= 0 {
+		rc.QPS, rc.Burst = DefaultQPS, DefaultBurst
+	}
+	if rc.Burst <= 0 {
+		rc.Burst = max(DefaultBurst, int(rc.QPS))
+	}
+	return rc
+}
 
 // Run runs the bridge until ctx ends (nil error) or something fails. With leader election, losing
 // the Lease is an error: the process should exit and restart as a standby.
 func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options) error {
 	log := opts.Logger
+	rc = ClientConfig(rc)
 	scheme, err := Scheme()
 	if err != nil {
 		return err
@@ -70,8 +102,18 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
+	store := identity.New(kube, cfg.Namespace, cfg.Name)
+	// The identity ConfigMap and the Lease go with the OpAMPBridge resource, if one runs us.
+	owner, err := identity.FindOwner(ctx, kube, cfg.Namespace, cfg.Name, mbridge.Name(cfg.Name))
+	if err != nil {
+		log.Info("cannot look up the OpAMPBridge resource running this bridge; its identity ConfigMap and Lease will not be garbage collected with it", "error", err.Error())
+	}
+	if owner != nil {
+		store.SetOwner(owner)
+	}
 	cols, err := collectors.New(rc, scheme, collectors.Options{
 		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
+		Namespaces: cfg.Namespaces, Record: store,
 	})
 	if err != nil {
 		return err
@@ -84,8 +126,13 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
+	// st says what the health endpoints report: /healthz is ok once the informers synced, /readyz
+	// once the bridge also serves (it is the leader, or runs without leader election). Only a
+	// ready replica is behind the Service and accepts agents on its proxy: agents connected to a
+	// standby would never be reported.
+	var st readiness
 	px, err := proxy.Start(proxy.Options{Addr: cfg.ListenAddr, TLS: proxyTLS, BearerToken: token,
-		MaxMessageBytes: cfg.MaxMessageBytes(), Logger: log.WithName("proxy")})
+		MaxMessageBytes: cfg.MaxMessageBytes(), Serving: st.serving.Load, Logger: log.WithName("proxy")})
 	if err != nil {
 		return err
 	}
@@ -100,7 +147,8 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 		return fmt.Errorf("health: listening on %s: %w", cfg.HealthListenAddr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/healthz", st.healthz)
+	mux.HandleFunc("/readyz", st.readyz)
 	mux.Handle("/metrics", m.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(healthLn) }()
@@ -108,20 +156,36 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if opts.Listening != nil {
 		opts.Listening(px.Addr(), healthLn.Addr().String())
 	}
-	if err := cols.Start(ctx); err != nil {
-		return err
+	syncTimeout := opts.SyncTimeout
+	if syncTimeout <= 0 {
+		syncTimeout = cfg.SyncTimeout
 	}
+	if syncTimeout <= 0 {
+		syncTimeout = config.DefaultSyncTimeout
+	}
+	syncCtx, cancelSync := context.WithTimeout(ctx, syncTimeout)
+	err = cols.Start(ctx, syncCtx)
+	cancelSync()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%w within %s (can the bridge list OpenTelemetryCollectors and pods?)", err, syncTimeout)
+	}
+	st.synced.Store(true)
 	lead := func(ctx context.Context) error {
-		store := identity.New(kube, cfg.Namespace, cfg.Name)
-		st, err := store.Load(ctx)
+		id, err := store.Load(ctx)
 		if err != nil {
 			return err
 		}
-		log.Info("starting the OpAMP agent", "instanceUID", st.UID.String(), "endpoint", cfg.Endpoint)
+		st.serving.Store(true)
+		defer st.serving.Store(false)
+		log.Info("starting the OpAMP agent", "instanceUID", id.UID.String(), "endpoint", cfg.Endpoint)
 		a, err := agent.New(agent.Options{
-			Config: cfg, UID: st.UID, RemoteConfigStatus: st.RemoteConfigStatus,
+			Config: cfg, UID: id.UID, RemoteConfigStatus: id.RemoteConfigStatus,
 			Collectors: cols, Proxy: px, Store: store, Recorder: m,
 			Logger: log.WithName("agent"), Version: opts.Version, OnConnect: opts.OnConnect,
+			RetryBackoff: opts.RetryBackoff, MaxServerMessageBytes: opts.MaxServerMessageBytes,
 		})
 		if err != nil {
 			return err
@@ -131,13 +195,16 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if !cfg.LeaderElection {
 		return lead(ctx)
 	}
-	return runElected(ctx, cfg, rc, opts, lead)
+	return runElected(ctx, cfg, rc, opts, owner, lead)
 }
 
-func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options, lead func(context.Context) error) error {
+func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options, owner *metav1.OwnerReference, lead func(context.Context) error) error {
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
+	}
+	if err := ensureLease(ctx, cs, cfg.Namespace, LeaseName(cfg.Name), owner); err != nil {
+		opts.Logger.Info("cannot label the leader-election Lease or set its owner", "error", err.Error())
 	}
 	host, _ := os.Hostname()
 	id := host + "_" + uuid.NewString()
@@ -189,4 +256,29 @@ func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts O
 	}
 	<-lost
 	return errors.New("lost the leader-election Lease")
+}
+
+// readiness is what /healthz and /readyz report.
+type readiness struct {
+	synced  atomic.Bool
+	serving atomic.Bool
+}
+
+func (r *readiness) healthz(w http.ResponseWriter, _ *http.Request) {
+	if !r.synced.Load() {
+		http.Error(w, "collector informers not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+func (r *readiness) readyz(w http.ResponseWriter, _ *http.Request) {
+	switch {
+	case !r.synced.Load():
+		http.Error(w, "collector informers not synced yet", http.StatusServiceUnavailable)
+	case !r.serving.Load():
+		http.Error(w, "standby: another replica holds the leader-election Lease", http.StatusServiceUnavailable)
+	default:
+		_, _ = w.Write([]byte("ok"))
+	}
 }

@@ -65,12 +65,18 @@ spec:
 `, name, ns, lbl.String(), recv.String(), strings.TrimSuffix(ids.String(), ","))
 }
 
-func createCollector(t *testing.T, body []byte) {
+func collectorObject(t *testing.T, body []byte) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(body, &u.Object); err != nil {
 		t.Fatal(err)
 	}
+	return u
+}
+
+func createCollector(t *testing.T, body []byte) {
+	t.Helper()
+	u := collectorObject(t, body)
 	if err := env.Client.Create(context.Background(), u); err != nil {
 		t.Fatalf("creating %s: %v", u.GetName(), err)
 	}

@@ -37,6 +37,16 @@ type Options struct {
 	ComponentsAllowed map[string][]string
 	// Namespaces limits discovery and changes to these namespaces; empty means all.
 	Namespaces []string
+	// Record keeps the set of collectors the bridge created; only those are ever deleted. Nil
+	// means the bridge deletes nothing.
+	Record CreationRecord
+}
+
+// CreationRecord is the bridge's own record of the collectors it created ("namespace/name" to
+// UID), kept where the OpAMP server cannot write (implemented by identity.Store).
+type CreationRecord interface {
+	Created(ctx context.Context) (map[string]string, error)
+	SetCreated(ctx context.Context, created map[string]string) error
 }
 
 // Client discovers and changes collectors. Reads come from informers filtered by the bridge's
@@ -121,8 +131,8 @@ func (c *Client) signal() {
 	}
 }
 
-// Start runs the informers until ctx ends and waits for them to sync.
-func (c *Client) Start(ctx context.Context) error {
+// Start runs the informers until ctx ends and waits for them to sync until syncCtx ends.
+func (c *Client) Start(ctx, syncCtx context.Context) error {
 	h := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.signal() },
 		UpdateFunc: func(any, any) { c.signal() },
@@ -144,8 +154,8 @@ func (c *Client) Start(ctx context.Context) error {
 		go func() { _ = ca.Start(ctx) }()
 	}
 	for _, ca := range []cache.Cache{c.managed, c.report} {
-		if !ca.WaitForCacheSync(ctx) {
-			return fmt.Errorf("collectors: informers did not sync: %w", ctx.Err())
+		if !ca.WaitForCacheSync(syncCtx) {
+			return fmt.Errorf("collectors: informers did not sync: %w", syncCtx.Err())
 		}
 	}
 	return nil

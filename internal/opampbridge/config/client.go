@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
+	"sync"
 )
 
 // UsesHTTP reports whether the endpoint asks for OpAMP over plain HTTP polling (http:// or https://)
@@ -78,16 +80,60 @@ func (c *Config) ProxyURL() string {
 	return c.Proxy.URL
 }
 
-// ProxyServerTLS returns the TLS settings of the bridge's own OpAMP server, or nil for plain.
+// ProxyServerTLS returns the TLS settings of the bridge's own OpAMP server, or nil for plain. The
+// certificate is read again when its files change (a renewed Secret reaches the mounted files
+// without a restart); a pair that does not load keeps the previous one.
 func (c *Config) ProxyServerTLS() (*tls.Config, error) {
 	if c.ProxyServer.CertFile == "" {
 		return nil, nil
 	}
-	cert, err := tls.LoadX509KeyPair(c.ProxyServer.CertFile, c.ProxyServer.KeyFile)
-	if err != nil {
+	r := &certReloader{certFile: c.ProxyServer.CertFile, keyFile: c.ProxyServer.KeyFile}
+	if err := r.load(); err != nil {
 		return nil, fmt.Errorf("proxyServer.cert_file/key_file: %w", err)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.get}, nil
+}
+
+// certReloader serves a certificate pair from files, reloading it when they change.
+type certReloader struct {
+	certFile, keyFile string
+	mu                sync.Mutex
+	cert              *tls.Certificate
+	stamp             string
+}
+
+func (r *certReloader) fileStamp() string {
+	var b strings.Builder
+	for _, f := range []string{r.certFile, r.keyFile} {
+		if st, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%d/%d;", st.ModTime().UnixNano(), st.Size())
+		}
+	}
+	return b.String()
+}
+
+func (r *certReloader) load() error {
+	stamp := r.fileStamp()
+	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.cert, r.stamp = &cert, stamp
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *certReloader) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	r.mu.Lock()
+	changed := r.fileStamp() != r.stamp
+	r.mu.Unlock()
+	if changed {
+		_ = r.load() // keep serving the previous pair if the new one is incomplete
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cert, nil
 }
 
 // ProxyServerToken reads the bearer token collectors must present to the proxy, or "" for none.

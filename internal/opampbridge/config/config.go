@@ -13,6 +13,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/otelop/otelop/api/v1alpha1"
 )
 
 // Defaults, as upstream's.
@@ -22,6 +24,8 @@ const (
 	DefaultHealthListenAddr  = ":8081"
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultName              = "opamp-bridge"
+	// DefaultSyncTimeout bounds the wait for the collector informers' first sync.
+	DefaultSyncTimeout = time.Minute
 	// DefaultMaxMessageBytes is the largest OpAMP message the proxy accepts (the spec recommends 64 MiB).
 	DefaultMaxMessageBytes = 64 << 20
 )
@@ -94,6 +98,9 @@ type Config struct {
 	KubeConfigFilePath string              `yaml:"kubeConfigFilePath,omitempty"`
 	Mode               Mode                `yaml:"mode,omitempty"`
 	ProxyServer        ProxyServer         `yaml:"proxyServer,omitempty"`
+	// Namespaces limits the collectors the bridge reports on and changes to these namespaces;
+	// empty means every namespace. Upstream has no such key.
+	Namespaces []string `yaml:"namespaces,omitempty"`
 
 	// Namespace is where the bridge keeps its identity ConfigMap and its leader-election Lease
 	// (from OTELCOL_NAMESPACE or POD_NAMESPACE; not part of the file).
@@ -102,6 +109,8 @@ type Config struct {
 	LeaderElection bool `yaml:"-"`
 	// ConfigFilePath is where the file was read from.
 	ConfigFilePath string `yaml:"-"`
+	// SyncTimeout bounds the wait for the collector informers' first sync (--informer-sync-timeout).
+	SyncTimeout time.Duration `yaml:"-"`
 }
 
 // componentKinds are the sections of a collector config that componentsAllowed may restrict.
@@ -134,10 +143,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("componentsAllowed.%s: unknown section (want receivers, processors, exporters, connectors or extensions)", kind))
 		}
 	}
+	if c.SyncTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--informer-sync-timeout: %s is negative", c.SyncTimeout))
+	}
 	if c.HeartbeatInterval < 0 {
 		errs = append(errs, fmt.Errorf("heartbeatInterval: %s is negative", c.HeartbeatInterval))
 	}
-	if msgs := validation.IsDNS1123Label(c.Name); len(msgs) > 0 {
+	if msgs := ValidateName(c.Name); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("name %q: %s", c.Name, strings.Join(msgs, "; ")))
 	}
 	switch c.Mode {
@@ -155,11 +167,23 @@ func (c *Config) Validate() error {
 	if (c.ProxyServer.CertFile == "") != (c.ProxyServer.KeyFile == "") {
 		errs = append(errs, errors.New("proxyServer: cert_file and key_file must be set together"))
 	}
+	for i, ns := range c.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("namespaces[%d] %q: %s", i, ns, strings.Join(msgs, "; ")))
+		}
+	}
 	if c.ProxyServer.MaxMessageBytes < 0 {
 		errs = append(errs, errors.New("proxyServer.maxMessageBytes: must not be negative"))
 	}
 	return errors.Join(errs...)
 }
+
+// UnstartableCapabilities are the capabilities opamp-go cannot start with (see
+// v1alpha1.OpAMPBridgeUnstartableCapabilities, which the webhook shares).
+var UnstartableCapabilities = v1alpha1.OpAMPBridgeUnstartableCapabilities
+
+// ValidateName checks a bridge name (see v1alpha1.ValidateOpAMPBridgeName, which the webhook shares).
+func ValidateName(name string) []string { return v1alpha1.ValidateOpAMPBridgeName(name) }
 
 // AgentCapabilities turns the capability map into protocol bits. ReportsStatus is always set, as
 // the protocol requires. Names are the protocol's without the "AgentCapabilities_" prefix.
@@ -170,6 +194,10 @@ func (c *Config) AgentCapabilities() (protobufs.AgentCapabilities, error) {
 		v, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]
 		if !ok || name == "Unspecified" {
 			errs = append(errs, fmt.Errorf("capabilities.%s: unknown capability", name))
+			continue
+		}
+		if why, bad := UnstartableCapabilities[name]; bad && on {
+			errs = append(errs, fmt.Errorf("capabilities.%s: cannot be turned on: %s", name, why))
 			continue
 		}
 		if on {

@@ -151,3 +151,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An OpAMPBridge resource may be called "fleet.eu": the operator passes --name=fleet.eu, which
+// must start (issue 14, item 13). Names that cannot be a label value still fail.
+func TestNameMayHaveDots(t *testing.T) {
+	g := NewWithT(t)
+	p := writeFile(t, validFile)
+	cfg, err := Load(NewFlagSet(), []string{"--config-file=" + p, "--name=fleet.eu-west"}, env(nil))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Name).To(Equal("fleet.eu-west"))
+	for _, bad := range []string{"Fleet", "a..b", strings.Repeat("a", 64), "-a"} {
+		_, err := Load(NewFlagSet(), []string{"--config-file=" + p, "--name=" + bad}, env(nil))
+		g.Expect(err).To(MatchError(ContainSubstring("name")), bad)
+	}
+}
+
+// Capabilities that make opamp-go's Start fail are refused at load, naming the capability
+// (issue 14, item 13).
+func TestUnstartableCapabilitiesRefused(t *testing.T) {
+	for name := range UnstartableCapabilities {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			p := writeFile(t, "endpoint: ws://a:1/v1/opamp\ncapabilities: {ReportsHealth: true, "+name+": true}\n")
+			_, err := Load(NewFlagSet(), []string{"--config-file=" + p}, env(nil))
+			g.Expect(err).To(MatchError(ContainSubstring("capabilities." + name)))
+			p = writeFile(t, "endpoint: ws://a:1/v1/opamp\ncapabilities: {ReportsHealth: true, "+name+": false}\n")
+			_, err = Load(NewFlagSet(), []string{"--config-file=" + p}, env(nil))
+			g.Expect(err).NotTo(HaveOccurred())
+		})
+	}
+}

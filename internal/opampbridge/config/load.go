@@ -22,6 +22,7 @@ const (
 	flagName              = "name"
 	flagMode              = "mode"
 	flagLeaderElect       = "leader-elect"
+	flagSyncTimeout       = "informer-sync-timeout"
 )
 
 // NewFlagSet returns the bridge's flags with upstream's names and defaults. Callers may add more
@@ -35,7 +36,8 @@ func NewFlagSet() *pflag.FlagSet {
 	fs.Duration(flagHeartbeatInterval, DefaultHeartbeatInterval, "How often health is re-sent to the OpAMP server; 0 disables the heartbeat.")
 	fs.String(flagName, DefaultName, "Name of the bridge; collectors labelled opentelemetry.io/opamp-managed=<name> are managed by it.")
 	fs.String(flagMode, string(ModeOperator), "Where collectors come from: operator (OpenTelemetryCollector resources).")
-	fs.Bool(flagLeaderElect, false, "Run several replicas: only the holder of a Lease connects to the server and applies configuration.")
+	fs.Bool(flagLeaderElect, false, "Run several replicas: only the holder of a Lease connects to the server and applies configuration; only it is ready (/readyz) and serves the proxy.")
+	fs.Duration(flagSyncTimeout, DefaultSyncTimeout, "How long to wait for the first list of collectors and pods before exiting with an error; /healthz fails until then.")
 	return fs
 }
 
@@ -49,6 +51,7 @@ func Load(fs *pflag.FlagSet, args []string, getenv func(string) string) (*Config
 	str := func(name string) string { v, _ := fs.GetString(name); return v }
 	hb, _ := fs.GetDuration(flagHeartbeatInterval)
 	le, _ := fs.GetBool(flagLeaderElect)
+	syncTimeout, _ := fs.GetDuration(flagSyncTimeout)
 	cfg := &Config{
 		ListenAddr:         str(flagListenAddr),
 		HealthListenAddr:   str(flagHealthListenAddr),
@@ -57,6 +60,7 @@ func Load(fs *pflag.FlagSet, args []string, getenv func(string) string) (*Config
 		Name:               str(flagName),
 		Mode:               Mode(str(flagMode)),
 		LeaderElection:     le,
+		SyncTimeout:        syncTimeout,
 		ConfigFilePath:     str(flagConfigFile),
 	}
 	data, err := os.ReadFile(cfg.ConfigFilePath)

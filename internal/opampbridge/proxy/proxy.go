@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/otelop/otelop/internal/opampbridge/agent"
 	"github.com/otelop/otelop/internal/opampbridge/health"
@@ -41,9 +43,48 @@ type Options struct {
 	TLS *tls.Config
 	// BearerToken, when set, must be presented as "Authorization: Bearer <token>".
 	BearerToken string
-	// MaxMessageBytes bounds an HTTP request body.
+	// MaxMessageBytes bounds one message: an HTTP request body (also once decompressed) or a
+	// WebSocket message; 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int64
-	Logger          logr.Logger
+	// HTTPAgentTTL is how long an agent polling over plain HTTP stays listed after its last
+	// message (it never closes a connection); 0 means DefaultHTTPAgentTTL.
+	HTTPAgentTTL time.Duration
+	// MessagesPerSecond and MessageBurst bound the messages one agent may send; the excess gets
+	// an Unavailable error with a retry delay and is not processed. 0 means the defaults.
+	MessagesPerSecond float64
+	MessageBurst      int
+	// MaxAgents bounds the agents listed at once; 0 means DefaultMaxAgents.
+	MaxAgents int
+	// Serving, when set, is asked before each request: false answers 503 (a standby replica).
+	Serving func() bool
+	Logger  logr.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxMessageBytes   = 64 << 20
+	DefaultHTTPAgentTTL      = 3 * time.Minute
+	DefaultMessagesPerSecond = 20
+	DefaultMessageBurst      = 100
+	DefaultMaxAgents         = 10000
+)
+
+func (o *Options) setDefaults() {
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.HTTPAgentTTL <= 0 {
+		o.HTTPAgentTTL = DefaultHTTPAgentTTL
+	}
+	if o.MessagesPerSecond <= 0 {
+		o.MessagesPerSecond = DefaultMessagesPerSecond
+	}
+	if o.MessageBurst <= 0 {
+		o.MessageBurst = DefaultMessageBurst
+	}
+	if o.MaxAgents <= 0 {
+		o.MaxAgents = DefaultMaxAgents
+	}
 }
 
 type agentState struct {
@@ -54,6 +95,9 @@ type agentState struct {
 	config      *protobufs.AgentConfigFile
 	lastSeq     uint64
 	connectedAt time.Time
+	lastSeen    time.Time
+	http        bool
+	rate        bucket
 }
 
 // Server is a running proxy.
@@ -65,11 +109,13 @@ type Server struct {
 
 	mu     sync.Mutex
 	agents map[string]*agentState
+	done   chan struct{}
 }
 
 // Start listens and serves until Stop.
 func Start(opts Options) (*Server, error) {
-	s := &Server{opts: opts, changes: make(chan struct{}, 1), agents: map[string]*agentState{}}
+	opts.setDefaults()
+	s := &Server{opts: opts, changes: make(chan struct{}, 1), agents: map[string]*agentState{}, done: make(chan struct{})}
 	handler, connContext, err := server.New(nil).Attach(server.Settings{Callbacks: types.Callbacks{
 		OnConnecting: func(*http.Request) types.ConnectionResponse {
 			return types.ConnectionResponse{Accept: true, ConnectionCallbacks: types.ConnectionCallbacks{
@@ -100,7 +146,37 @@ func Start(opts Options) (*Server, error) {
 			opts.Logger.Error(err, "proxy server stopped")
 		}
 	}()
+	go s.expireLoop()
 	return s, nil
+}
+
+// expireLoop forgets HTTP agents that stopped polling.
+func (s *Server) expireLoop() {
+	t := time.NewTicker(max(s.opts.HTTPAgentTTL/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			s.expire(now)
+		}
+	}
+}
+
+func (s *Server) expire(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := false
+	for uid, a := range s.agents {
+		if a.http && now.Sub(a.lastSeen) > s.opts.HTTPAgentTTL {
+			delete(s.agents, uid)
+			changed = true
+		}
+	}
+	if changed {
+		s.signal()
+	}
 }
 
 // Addr is the address the proxy listens on.
@@ -108,6 +184,11 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Stop closes the listener and every connection.
 func (s *Server) Stop(ctx context.Context) error {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
 	s.mu.Lock()
 	for _, a := range s.agents {
 		if a.conn != nil {
@@ -118,9 +199,14 @@ func (s *Server) Stop(ctx context.Context) error {
 	return s.httpSrv.Shutdown(ctx)
 }
 
-// guard enforces the bearer token and, for HTTP transport, the message size limit.
+// guard answers 503 when not serving, enforces the bearer token and bounds message sizes.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Serving != nil && !s.opts.Serving() {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "this bridge replica is a standby; connect to the leader", http.StatusServiceUnavailable)
+			return
+		}
 		if s.opts.BearerToken != "" {
 			want := "Bearer " + s.opts.BearerToken
 			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) != 1 {
@@ -128,12 +214,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if s.opts.MaxMessageBytes > 0 && r.Method == http.MethodPost {
-			if r.ContentLength > s.opts.MaxMessageBytes {
-				http.Error(w, "message too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxMessageBytes)
+		w, ok := limitRequest(w, r, s.opts.MaxMessageBytes)
+		if !ok {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -164,13 +247,17 @@ func (s *Server) Agents() []agent.ProxiedAgent {
 	return out
 }
 
-// UIDString formats an instance UID: 16 bytes as a UUID, anything else (legacy ULID strings)
-// as text.
+// MaxUIDBytes bounds an instance UID (16 bytes today; older agents sent 26-character ULIDs).
+const MaxUIDBytes = 64
+
+// UIDString formats an instance UID: 16 bytes as a UUID, anything else (legacy ULID strings) as
+// hexadecimal, never as the text itself: the result is used as a key next to collectors'
+// "namespace/name" keys, and must never contain a "/" nor equal another agent's UUID.
 func UIDString(b []byte) string {
 	if len(b) == 16 {
 		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 	}
-	return string(b)
+	return hex.EncodeToString(b)
 }
 
 func hostName(d *protobufs.AgentDescription) string {
@@ -184,47 +271,83 @@ func hostName(d *protobufs.AgentDescription) string {
 
 func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	resp := &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid(), Capabilities: serverCapabilities}
-	uid := UIDString(msg.GetInstanceUid())
-	if uid == "" {
-		resp.ErrorResponse = &protobufs.ServerErrorResponse{Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest, ErrorMessage: "instance_uid is required"}
+	if n := len(msg.GetInstanceUid()); n == 0 || n > MaxUIDBytes {
+		resp.ErrorResponse = &protobufs.ServerErrorResponse{Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
+			ErrorMessage: fmt.Sprintf("instance_uid must have 1 to %d bytes", MaxUIDBytes)}
 		return resp
 	}
+	uid := UIDString(msg.GetInstanceUid())
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.signal()
 	if msg.GetAgentDisconnect() != nil {
-		delete(s.agents, uid)
+		if _, ok := s.agents[uid]; ok {
+			delete(s.agents, uid)
+			s.signal()
+		}
 		return resp
 	}
 	a := s.agents[uid]
 	if a == nil {
-		a = &agentState{uid: uid, connectedAt: time.Now()}
+		if len(s.agents) >= s.opts.MaxAgents {
+			resp.ErrorResponse = unavailable("the bridge's proxy serves its maximum number of agents")
+			return resp
+		}
+		a = &agentState{uid: uid, connectedAt: now}
 		s.agents[uid] = a
+		s.signal()
 		if msg.GetAgentDescription() == nil {
 			// We joined mid-stream (e.g. after a bridge restart): ask for everything.
 			resp.Flags |= uint64(protobufs.ServerToAgentFlags_ServerToAgentFlags_ReportFullState)
 		}
+	} else if !a.rate.allow(now, s.opts.MessagesPerSecond, float64(s.opts.MessageBurst)) {
+		// Flooding: drop the message; the gap in sequence numbers asks for full state later.
+		a.lastSeen = now
+		resp.ErrorResponse = unavailable("too many messages from this agent")
+		return resp
 	} else if msg.GetSequenceNum() != a.lastSeq+1 {
 		resp.Flags |= uint64(protobufs.ServerToAgentFlags_ServerToAgentFlags_ReportFullState)
 	}
 	a.lastSeq = msg.GetSequenceNum()
+	a.lastSeen = now
 	a.conn = conn
+	a.http = isHTTP(conn)
+	changed := false
 	if d := msg.GetAgentDescription(); d != nil {
-		a.hostName = hostName(d)
+		if h := hostName(d); h != a.hostName {
+			a.hostName, changed = h, true
+		}
 	}
-	if h := msg.GetHealth(); h != nil {
-		a.health = h
+	if h := msg.GetHealth(); h != nil && !proto.Equal(h, a.health) {
+		a.health, changed = h, true
 	}
 	if ec := msg.GetEffectiveConfig(); ec != nil {
-		a.config = ec.GetConfigMap().GetConfigMap()[""]
+		if f := ec.GetConfigMap().GetConfigMap()[""]; !proto.Equal(f, a.config) {
+			a.config, changed = f, true
+		}
+	}
+	if changed {
+		s.signal()
 	}
 	return resp
 }
 
+func unavailable(msg string) *protobufs.ServerErrorResponse {
+	return &protobufs.ServerErrorResponse{
+		Type:         protobufs.ServerErrorResponseType_ServerErrorResponseType_Unavailable,
+		ErrorMessage: msg,
+		Details:      &protobufs.ServerErrorResponse_RetryInfo{RetryInfo: &protobufs.RetryInfo{RetryAfterNanoseconds: uint64(time.Second)}},
+	}
+}
+
+// isHTTP reports whether conn is one plain HTTP poll (opamp-go does not export the type).
+func isHTTP(conn types.Connection) bool { return fmt.Sprintf("%T", conn) == "server.httpConnection" }
+
 // onClose forgets the agents of a closed WebSocket. opamp-go also "closes" an HTTP connection
-// after every poll; HTTP agents are forgotten when they send agent_disconnect instead.
+// after every poll; HTTP agents are forgotten when they send agent_disconnect or stop polling
+// for HTTPAgentTTL.
 func (s *Server) onClose(conn types.Connection) {
-	if fmt.Sprintf("%T", conn) == "server.httpConnection" {
+	if isHTTP(conn) {
 		return
 	}
 	s.mu.Lock()
@@ -232,7 +355,7 @@ func (s *Server) onClose(conn types.Connection) {
 	for uid, a := range s.agents {
 		if a.conn == conn {
 			delete(s.agents, uid)
+			s.signal()
 		}
 	}
-	s.signal()
 }

@@ -56,7 +56,65 @@ func Validate(bridge *v1alpha1.OpAMPBridge) (field.ErrorList, []string) {
 		}
 	}
 	errs = append(errs, validatePorts(spec, specPath.Child("ports"))...)
+	errs = append(errs, validateProxyServer(spec, specPath.Child("proxyServer"))...)
+	for i, ns := range spec.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("namespaces").Index(i), ns, strings.Join(msgs, "; ")))
+		}
+	}
 	return errs, warnings
+}
+
+// validateProxyServer checks the Secret references of spec.proxyServer, and that spec.volumes
+// and spec.volumeMounts do not take the names and paths the operator mounts them at.
+func validateProxyServer(spec v1alpha1.OpAMPBridgeSpec, p *field.Path) field.ErrorList {
+	ps := spec.ProxyServer
+	if ps == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	var reserved []string
+	if ps.TLSSecretName != "" {
+		reserved = append(reserved, mbridge.ProxyTLSVolume)
+		if msgs := validation.IsDNS1123Subdomain(ps.TLSSecretName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("tlsSecretName"), ps.TLSSecretName, strings.Join(msgs, "; ")))
+		}
+	}
+	if ref := ps.BearerTokenSecret; ref != nil {
+		reserved = append(reserved, mbridge.ProxyTokenVolume)
+		if msgs := validation.IsDNS1123Subdomain(ref.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("bearerTokenSecret", "name"), ref.Name, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsConfigMapKey(ref.Key); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("bearerTokenSecret", "key"), ref.Key, strings.Join(msgs, "; ")))
+		}
+	}
+	if ps.MaxMessageBytes != nil && *ps.MaxMessageBytes < 1024 {
+		errs = append(errs, field.Invalid(p.Child("maxMessageBytes"), *ps.MaxMessageBytes, "must be at least 1024"))
+	}
+	for i, v := range spec.Volumes {
+		if contains(reserved, v.Name) {
+			errs = append(errs, field.Invalid(specPath.Child("volumes").Index(i).Child("name"), v.Name, "is the volume spec.proxyServer mounts; pick another name"))
+		}
+	}
+	for i, m := range spec.VolumeMounts {
+		if contains(reserved, m.Name) || strings.HasPrefix(m.MountPath+"/", "/etc/opamp-bridge/") {
+			errs = append(errs, field.Invalid(specPath.Child("volumeMounts").Index(i), m.Name+" at "+m.MountPath,
+				"/etc/opamp-bridge and the spec.proxyServer volumes are the operator's"))
+		}
+	}
+	return errs
+}
+
+// ValidateName checks, at creation, that the bridge's name can be its --name: the value of the
+// opentelemetry.io/opamp-managed label (dots are fine, at most 63 characters).
+func ValidateName(bridge *v1alpha1.OpAMPBridge) field.ErrorList {
+	msgs := v1alpha1.ValidateOpAMPBridgeName(bridge.Name)
+	if len(msgs) == 0 || bridge.Name == "" {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), bridge.Name,
+		"the bridge runs with --name=<name>, the value of the opentelemetry.io/opamp-managed label: "+strings.Join(msgs, "; "))}
 }
 
 // validateEndpoint requires a ws, wss, http or https URL with a host. ${VAR} references are
@@ -95,6 +153,8 @@ func validateCapabilities(caps map[v1alpha1.OpAMPBridgeCapability]bool, p *field
 	for _, name := range sortedKeys(caps) {
 		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+string(name)]; !ok || name == "Unspecified" {
 			errs = append(errs, field.NotSupported(p.Key(string(name)), string(name), capabilityNames()))
+		} else if why, bad := v1alpha1.OpAMPBridgeUnstartableCapabilities[string(name)]; bad && caps[name] {
+			errs = append(errs, field.Invalid(p.Key(string(name)), true, "cannot be turned on: "+why))
 		}
 	}
 	return errs

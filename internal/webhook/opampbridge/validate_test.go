@@ -82,6 +82,28 @@ func TestValidate(t *testing.T) {
 		{name: "no capabilities", mutate: func(b *v1alpha1.OpAMPBridge) { b.Spec.Capabilities = nil }, errs: []string{"spec.capabilities: Required value"}},
 		{name: "unknown capability", mutate: func(b *v1alpha1.OpAMPBridge) { b.Spec.Capabilities["ReportsEverything"] = true }, errs: []string{"spec.capabilities[ReportsEverything]: Unsupported value"}},
 		{name: "protocol capability not in the CRD enum is accepted", mutate: func(b *v1alpha1.OpAMPBridge) { b.Spec.Capabilities["ReportsHeartbeat"] = true }},
+		// Issue 14, item 13: these make opamp-go's Start fail, so the bridge would crash-loop.
+		{name: "capabilities the bridge cannot start with", mutate: func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.Capabilities["AcceptsPackages"] = true
+			b.Spec.Capabilities["ReportsAvailableComponents"] = true
+			b.Spec.Capabilities["ReportsPackageStatuses"] = false
+		}, errs: []string{"spec.capabilities[AcceptsPackages]: Invalid value", "spec.capabilities[ReportsAvailableComponents]: Invalid value"}},
+		{name: "proxy server TLS and token", mutate: func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.ProxyServer = &v1alpha1.OpAMPBridgeProxyServer{TLSSecretName: "tls", BearerTokenSecret: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "tok"}, Key: "token"}}
+			b.Spec.Namespaces = []string{"apps"}
+		}},
+		{name: "bad proxy server references and clashing volumes", mutate: func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.ProxyServer = &v1alpha1.OpAMPBridgeProxyServer{TLSSecretName: "Not_A_Name", BearerTokenSecret: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "tok"}, Key: "a/b"}, MaxMessageBytes: ptr.To[int64](10)}
+			b.Spec.Volumes = []corev1.Volume{{Name: "opamp-bridge-proxy-tls"}}
+			b.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "x", MountPath: "/etc/opamp-bridge/proxy-token"}}
+			b.Spec.Namespaces = []string{"Apps"}
+		}, errs: []string{
+			"spec.proxyServer.tlsSecretName: Invalid value", "spec.proxyServer.bearerTokenSecret.key: Invalid value",
+			"spec.proxyServer.maxMessageBytes: Invalid value", "spec.volumes[0].name: Invalid value", "spec.volumeMounts[0]: Invalid value",
+			"spec.namespaces[0]: Invalid value",
+		}},
 		{name: "insecure and insecure_skip_verify", mutate: func(b *v1alpha1.OpAMPBridge) {
 			b.Spec.TLS = &v1alpha1.OpAMPBridgeTLSConfig{Insecure: true, InsecureSkipVerify: true}
 		}, errs: []string{"spec.tls.insecure_skip_verify: Invalid value"}},
@@ -144,4 +166,17 @@ func TestEndpointErrorsDoNotRepeatCredentials(t *testing.T) {
 		g.Expect(msg).NotTo(ContainSubstring("t0ken"), msg)
 		g.Expect(msg).To(ContainSubstring("REDACTED"), msg)
 	}
+}
+
+// The name is the bridge's --name and the opamp-managed label value: dots are fine, more than 63
+// characters is refused at creation (issue 14, item 13).
+func TestValidateName(t *testing.T) {
+	g := NewWithT(t)
+	b := valid()
+	b.Name = "fleet.eu"
+	g.Expect(ValidateName(b)).To(BeEmpty())
+	b.Name = strings.Repeat("a", 64)
+	errs := ValidateName(b)
+	g.Expect(errs).To(HaveLen(1))
+	g.Expect(errs[0].Field).To(Equal("metadata.name"))
 }

@@ -53,6 +53,9 @@ func (w *Webhook) Default(_ context.Context, bridge *v1alpha1.OpAMPBridge) error
 
 // ValidateCreate validates a new bridge.
 func (w *Webhook) ValidateCreate(_ context.Context, bridge *v1alpha1.OpAMPBridge) (admission.Warnings, error) {
+	if errs := ValidateName(bridge); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("OpAMPBridge").GroupKind(), bridge.Name, errs)
+	}
 	return w.validate(bridge)
 }
 

@@ -1231,6 +1231,14 @@ spec:
                 description: IpFamilyPolicy is the dual-stack policy of the bridge
                   Service.
                 type: string
+              namespaces:
+                description: |-
+                  Namespaces limits the collectors the bridge reports on and changes to these namespaces;
+                  empty means every namespace the bridge's ServiceAccount can read. Not in upstream.
+                items:
+                  type: string
+                type: array
+                x-kubernetes-list-type: set
               nodeSelector:
                 additionalProperties:
                   type: string
@@ -1592,6 +1600,51 @@ spec:
               priorityClassName:
                 description: PriorityClassName is the pod's priority class.
                 type: string
+              proxyServer:
+                description: |-
+                  ProxyServer secures the bridge's own OpAMP server, which collectors' opamp extensions
+                  connect to (Service port 80, path /v1/opamp). Not in upstream, whose proxy is always plain
+                  and unauthenticated.
+                properties:
+                  bearerTokenSecret:
+                    description: |-
+                      BearerTokenSecret selects the key of a Secret in the bridge's namespace holding a token;
+                      when set, collectors must send "Authorization: Bearer <token>".
+                    properties:
+                      key:
+                        description: The key of the secret to select from.  Must be
+                          a valid secret key.
+                        type: string
+                      name:
+                        default: ""
+                        description: |-
+                          Name of the referent.
+                          This field is effectively required, but due to backwards compatibility is
+                          allowed to be empty. Instances of this type with an empty value here are
+                          almost certainly wrong.
+                          More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+                        type: string
+                      optional:
+                        description: Specify whether the Secret or its key must be
+                          defined
+                        type: boolean
+                    required:
+                    - key
+                    type: object
+                    x-kubernetes-map-type: atomic
+                  maxMessageBytes:
+                    description: |-
+                      MaxMessageBytes bounds one message from a collector (also once decompressed); the
+                      default is 64 MiB.
+                    format: int64
+                    minimum: 1024
+                    type: integer
+                  tlsSecretName:
+                    description: |-
+                      TLSSecretName names a Secret of type kubernetes.io/tls (keys tls.crt and tls.key) in the
+                      bridge's namespace; when set the proxy serves only TLS (wss:// and https://).
+                    type: string
+                type: object
               replicas:
                 description: |-
                   Replicas is the number of bridge pods. Upstream allows at most 1; this operator allows more
