@@ -2,7 +2,7 @@
 # Builds the binaries the project's tests and `make run` need, from Go modules under hack/tools/,
 # into bin/. Each tool is built only when its binary is missing, so a second run takes seconds.
 #
-#   hack/build-tools.sh [k8s] [kubelet] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [all]
+#   hack/build-tools.sh [k8s] [kubelet] [etcd] [kwok] [otelcol] [controller-gen] [golangci-lint] [flux] [all]
 #
 # A failing build names the tool and prints the tail of its log (the full log is in bin/logs/).
 set -euo pipefail
@@ -66,8 +66,17 @@ tool() {
     build "golangci-lint" golangci-lint "compiles golangci-lint and its linters: ~4 min the first time" \
       "$TOOLS_BIN/golangci-lint" -- -o "$TOOLS_BIN/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
   otelcol) "$ROOT/hack/tools/otelcol/build.sh" ;;
-  all) for t in k8s kubelet etcd kwok otelcol controller-gen golangci-lint; do tool $t; done ;;
-  *) echo "unknown tool: $1 (want k8s, kubelet, etcd, kwok, otelcol, controller-gen, golangci-lint or all)" >&2; exit 2 ;;
+  flux)
+    # Flux's controllers for the service provider's whole-system test (test/system), one tools
+    # module each (their go.mod replace lines differ); new names, so no tool is overwritten.
+    build "flux-source-controller" flux/source-controller \
+      "compiles Flux source-controller v1.7.0 with its cloud SDKs, Helm, cosign and notation: ~FLUXSRC the first time" \
+      "$TOOLS_BIN/flux-source-controller" -- -ldflags "-s -w" -o "$TOOLS_BIN/flux-source-controller" github.com/fluxcd/source-controller
+    build "flux-helm-controller" flux/helm-controller \
+      "compiles Flux helm-controller v1.4.0: ~FLUXHELM the first time (less after source-controller)" \
+      "$TOOLS_BIN/flux-helm-controller" -- -ldflags "-s -w" -o "$TOOLS_BIN/flux-helm-controller" github.com/fluxcd/helm-controller ;;
+  all) for t in k8s kubelet etcd kwok otelcol controller-gen golangci-lint flux; do tool $t; done ;;
+  *) echo "unknown tool: $1 (want k8s, kubelet, etcd, kwok, otelcol, controller-gen, golangci-lint, flux or all)" >&2; exit 2 ;;
   esac
 }
 
