@@ -80,6 +80,7 @@ func TestWholeSystem(t *testing.T) {
 		wlNS       = instance.WorkloadNamespace(id)
 	)
 	defer func() {
+		cancel() // the simulated cluster provider and the provider stop before their API servers
 		if world != nil {
 			if err := world.Stop(); err != nil {
 				t.Logf("stopping the API servers: %v", err)
