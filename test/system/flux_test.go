@@ -42,7 +42,7 @@ func fluxCRDDirs(t *testing.T, root string) []string {
 // startFlux runs source-controller and helm-controller against the platform API server
 // (kubeconfig), everything on loopback: the artifact storage server on a free port in a temporary
 // folder, metrics and health on free ports, no leader election, all namespaces watched.
-func startFlux(t *testing.T, root, kubeconfig, logDir string) {
+func startFlux(t, owner *testing.T, root, kubeconfig, logDir string) {
 	t.Helper()
 	env := []string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=flux-system"}
 	storage := loopback(t)
@@ -55,9 +55,9 @@ func startFlux(t *testing.T, root, kubeconfig, logDir string) {
 	}
 	bin := filepath.Join(root, "bin", "tools")
 	srcHealth, helmHealth := loopback(t), loopback(t)
-	start(t, logDir, "flux-source-controller", filepath.Join(bin, "flux-source-controller"), env,
-		append(common(srcHealth), "--storage-path="+t.TempDir(), "--storage-addr="+storage, "--storage-adv-addr="+storage)...)
-	start(t, logDir, "flux-helm-controller", filepath.Join(bin, "flux-helm-controller"), env, common(helmHealth)...)
+	start(t, owner, logDir, "flux-source-controller", filepath.Join(bin, "flux-source-controller"), env,
+		append(common(srcHealth), "--storage-path="+owner.TempDir(), "--storage-addr="+storage, "--storage-adv-addr="+storage)...)
+	start(t, owner, logDir, "flux-helm-controller", filepath.Join(bin, "flux-helm-controller"), env, common(helmHealth)...)
 	for _, h := range []string{srcHealth, helmHealth} {
 		waitHTTP(t, "http://"+h+"/healthz", time.Minute)
 	}

@@ -21,13 +21,13 @@ import (
 // kubeconfig's tokenFile and KUBECONFIG point at that folder instead of the pod's mount path).
 // Only the listen addresses are moved to free loopback ports and the self-signed certificate to
 // a temporary folder.
-func runOperator(t *testing.T, g Gomega, ctx context.Context, wl client.Client, wlNS, bin, logDir string) *proc {
+func runOperator(t, owner *testing.T, g Gomega, ctx context.Context, wl client.Client, wlNS, bin, logDir string) *proc {
 	t.Helper()
 	dep := operatorDeployment(g, ctx, wl, wlNS)
 	mgr := manager(g, dep)
 	secret := &corev1.Secret{}
 	g.Expect(wl.Get(ctx, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, secret)).To(Succeed())
-	mount := t.TempDir()
+	mount := owner.TempDir()
 	for k, v := range secret.Data {
 		g.Expect(os.WriteFile(filepath.Join(mount, k), v, 0o600)).To(Succeed())
 	}
@@ -58,6 +58,6 @@ func runOperator(t *testing.T, g Gomega, ctx context.Context, wl client.Client, 
 	_, port, _ := splitHostPort(webhook)
 	args = append(args,
 		"--metrics-addr="+loopback(t), "--health-probe-addr="+loopback(t), "--metrics-secure=false",
-		"--webhook-host=127.0.0.1", "--webhook-port="+port, "--webhook-cert-dir="+t.TempDir())
-	return start(t, logDir, "opentelemetry-operator", bin, env, args...)
+		"--webhook-host=127.0.0.1", "--webhook-port="+port, "--webhook-cert-dir="+owner.TempDir())
+	return start(t, owner, logDir, "opentelemetry-operator", bin, env, args...)
 }

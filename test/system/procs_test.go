@@ -26,8 +26,9 @@ type proc struct {
 }
 
 // start runs bin with args and extra environment; the process gets SIGKILL when the test binary
-// dies (Pdeathsig), and t.Cleanup stops it.
-func start(t *testing.T, logDir, name, bin string, env []string, args ...string) *proc {
+// dies (Pdeathsig), and owner's cleanup stops it (owner is the test the process lives for, t the
+// step that starts it).
+func start(t, owner *testing.T, logDir, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s: %s not found; `make test-system` builds it (hack/build-tools.sh flux, make build)", name, bin)
@@ -49,10 +50,10 @@ func start(t *testing.T, logDir, name, bin string, env []string, args ...string)
 		_ = f.Close()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		p.stop(10 * time.Second)
-		if t.Failed() {
-			t.Logf("--- last lines of %s ---\n%s", p.log, p.tail(40))
+	owner.Cleanup(func() {
+		_ = p.stop(10 * time.Second)
+		if owner.Failed() {
+			owner.Logf("--- last lines of %s ---\n%s", p.log, p.tail(40))
 		}
 	})
 	return p

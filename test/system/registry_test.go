@@ -19,15 +19,14 @@ import (
 )
 
 // startRegistry serves an in-memory distribution registry on 127.0.0.1 (plain HTTP) and returns
-// its host:port.
-func startRegistry(t *testing.T) string {
-	t.Helper()
+// its host:port, until owner ends.
+func startRegistry(owner *testing.T) string {
 	var log syncBuffer
 	logrus.SetOutput(&log)
-	t.Cleanup(func() {
+	owner.Cleanup(func() {
 		logrus.SetOutput(os.Stderr)
-		if t.Failed() {
-			t.Logf("registry log (tail):\n%s", tailString(log.String(), 4000))
+		if owner.Failed() {
+			owner.Logf("registry log (tail):\n%s", tailString(log.String(), 4000))
 		}
 	})
 	cfg := &configuration.Configuration{
@@ -39,7 +38,7 @@ func startRegistry(t *testing.T) string {
 	cfg.Log.AccessLog.Disabled = true
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := httptest.NewServer(handlers.NewApp(ctx, cfg)) // 127.0.0.1
-	t.Cleanup(func() { srv.Close(); cancel() })
+	owner.Cleanup(func() { srv.Close(); cancel() })
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 

@@ -48,6 +48,7 @@ const (
 // state and run in order; each logs its duration.
 func TestWholeSystem(t *testing.T) {
 	began := time.Now()
+	top := t
 	root := testenv.RepoRoot()
 	operatorBin := filepath.Join(root, "bin", "opentelemetry-operator")
 	if _, err := os.Stat(operatorBin); err != nil {
@@ -116,13 +117,13 @@ func TestWholeSystem(t *testing.T) {
 	go (&simprovider.Provider{World: world, TokenTTL: time.Hour, Errors: func(err error) { t.Logf("simprovider: %v", err) }}).Run(ctx)
 
 	step("registry: our chart, packaged as `make chart` does, pushed with the Helm SDK", func(t *testing.T) {
-		chartURL = pushChart(t, startRegistry(t), filepath.Join(root, "charts", "opentelemetry-operator"), chartVersion)
+		chartURL = pushChart(t, startRegistry(top), filepath.Join(root, "charts", "opentelemetry-operator"), chartVersion)
 	})
 
 	step("flux: source-controller and helm-controller healthy against the platform API server", func(t *testing.T) {
 		kc := filepath.Join(logDir, "platform.kubeconfig")
 		writeKubeconfig(t, world.Platform.Config, kc)
-		startFlux(t, root, kc, logDir)
+		startFlux(t, top, root, kc, logDir)
 	})
 
 	runErr := make(chan error, 1)
@@ -218,7 +219,7 @@ func TestWholeSystem(t *testing.T) {
 	var operator *proc
 	step("our operator binary runs with the provider's kubeconfig Secret, leader election on, and leads in the CP", func(t *testing.T) {
 		g := NewWithT(t)
-		operator = runOperator(t, g, ctx, wl, wlNS, operatorBin, logDir)
+		operator = runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir)
 		g.Eventually(func(g Gomega) {
 			l := &coordinationv1.Lease{}
 			g.Expect(cp.Get(ctx, client.ObjectKey{Namespace: instance.CPNamespace, Name: shippedrbac.LeaderElectionLease}, l)).To(Succeed())
