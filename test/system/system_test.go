@@ -54,7 +54,13 @@ func TestWholeSystem(t *testing.T) {
 	if _, err := os.Stat(operatorBin); err != nil {
 		t.Fatalf("%s not found; `make test-system` builds it (make build)", operatorBin)
 	}
-	logDir := t.TempDir()
+	// OTELOP_SYSTEM_LOGS=<dir> keeps the Flux controllers' and the operator's logs there.
+	logDir := os.Getenv("OTELOP_SYSTEM_LOGS")
+	if logDir == "" {
+		logDir = t.TempDir()
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var durations []string
@@ -80,7 +86,9 @@ func TestWholeSystem(t *testing.T) {
 		id         = instance.ID(tenant, cpName)
 		wlNS       = instance.WorkloadNamespace(id)
 	)
-	defer func() {
+	// Cleanups run last-in first-out after the test: the operator, Flux and the registry (registered
+	// later by the steps) stop before the providers and the API servers they talk to.
+	t.Cleanup(func() {
 		cancel() // the simulated cluster provider and the provider stop before their API servers
 		if world != nil {
 			if err := world.Stop(); err != nil {
@@ -92,7 +100,7 @@ func TestWholeSystem(t *testing.T) {
 				t.Logf("stopping the workload cluster: %v", err)
 			}
 		}
-	}()
+	})
 	step("clusters: platform, onboarding and control plane (envtest), workload (simulated, 1 fake node)", func(t *testing.T) {
 		g := NewWithT(t)
 		var err error
