@@ -1,3 +1,4 @@
+// Flux's helm-controller for the whole-system test (test/system), built by hack/build-tools.sh flux.
 module github.com/otelop/otelop/hack/tools/flux/helm-controller
 
 go 1.26.0

@@ -1,3 +1,8 @@
+// Flux's source-controller for the whole-system test (test/system), built by hack/build-tools.sh flux.
+// v1.7.0 pairs with helm-controller v1.4.0 (both Flux 2.7; v1.10.x needs Go 1.27). The checksum of
+// github.com/fluxcd/pkg/git/gogit v0.40.0 is in go.sum although this machine's checksum database
+// mirror does not serve it (it was recorded once with GONOSUMDB for that module alone); builds
+// verify against go.sum and need no lookup.
 module github.com/otelop/otelop/hack/tools/flux/source-controller
 
 go 1.26.0
