@@ -20,8 +20,8 @@ import (
 // the provider's control-plane access Secret as the kubelet mounts it (its keys as files; the
 // kubeconfig's tokenFile and KUBECONFIG point at that folder instead of the pod's mount path).
 // Only the listen addresses are moved to free loopback ports and the self-signed certificate to
-// a temporary folder.
-func runOperator(t, owner *testing.T, g Gomega, ctx context.Context, wl client.Client, wlNS, bin, logDir string) *proc {
+// a temporary folder; extra arguments come last.
+func runOperator(t, owner *testing.T, g Gomega, ctx context.Context, wl client.Client, wlNS, bin, logDir, name string, extra ...string) *proc {
 	t.Helper()
 	dep := operatorDeployment(g, ctx, wl, wlNS)
 	mgr := manager(g, dep)
@@ -53,11 +53,12 @@ func runOperator(t, owner *testing.T, g Gomega, ctx context.Context, wl client.C
 	}
 	g.Expect(env).To(ContainElement("KUBECONFIG="+kubeconfig), "the post-renderer sets KUBECONFIG")
 	args := append(append([]string{}, mgr.Command[min(len(mgr.Command), 1):]...), mgr.Args...)
-	t.Logf("chart's manager args: %q", args)
 	webhook := loopback(t)
 	_, port, _ := splitHostPort(webhook)
 	args = append(args,
 		"--metrics-addr="+loopback(t), "--health-probe-addr="+loopback(t), "--metrics-secure=false",
 		"--webhook-host=127.0.0.1", "--webhook-port="+port, "--webhook-cert-dir="+owner.TempDir())
-	return start(t, owner, logDir, "opentelemetry-operator", bin, env, args...)
+	args = append(args, extra...)
+	t.Logf("%s: %q", name, args)
+	return start(t, owner, logDir, name, bin, env, args...)
 }

@@ -225,15 +225,37 @@ func TestWholeSystem(t *testing.T) {
 	})
 
 	var operator *proc
-	step("our operator binary runs with the provider's kubeconfig Secret, leader election on, and leads in the CP", func(t *testing.T) {
+	step("our operator binary, twice, with the provider's kubeconfig Secret and leader election: one leads in the CP, the other takes over", func(t *testing.T) {
 		g := NewWithT(t)
-		operator = runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir)
-		g.Eventually(func(g Gomega) {
+		leaseKey := client.ObjectKey{Namespace: instance.CPNamespace, Name: shippedrbac.LeaderElectionLease}
+		holder := func(g Gomega) string {
 			l := &coordinationv1.Lease{}
-			g.Expect(cp.Get(ctx, client.ObjectKey{Namespace: instance.CPNamespace, Name: shippedrbac.LeaderElectionLease}, l)).To(Succeed())
-			g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
-			g.Expect(*l.Spec.HolderIdentity).NotTo(BeEmpty())
-		}).WithTimeout(2*time.Minute).WithPolling(500*time.Millisecond).Should(Succeed(), func() string { return operator.tail(30) })
+			g.Expect(cp.Get(ctx, leaseKey, l)).To(Succeed())
+			if l.Spec.HolderIdentity == nil {
+				return ""
+			}
+			return *l.Spec.HolderIdentity
+		}
+		first := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir, "opentelemetry-operator-1")
+		var leader string
+		g.Eventually(func(g Gomega) {
+			leader = holder(g)
+			g.Expect(leader).NotTo(BeEmpty())
+		}).WithTimeout(2*time.Minute).WithPolling(500*time.Millisecond).Should(Succeed(), func() string { return first.tail(30) })
+		// A second replica waits while the first holds the Lease.
+		// Its retry period is shortened from the chart's 26 s (up to 57 s with client-go's jitter)
+		// to keep the test short; the takeover itself is the same.
+		second := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir, "opentelemetry-operator-2", "--leader-election-retry-period=2s")
+		g.Consistently(holder).WithTimeout(5 * time.Second).WithPolling(500 * time.Millisecond).Should(Equal(leader))
+		g.Expect(second.exited()).To(BeFalse(), func() string { return second.tail(30) })
+		// The leader stops (and releases the Lease); the second takes over at its next retry.
+		g.Expect(first.stop(30*time.Second)).To(Succeed(), "the operator stops cleanly on SIGTERM")
+		g.Eventually(func(g Gomega) {
+			now := holder(g)
+			g.Expect(now).NotTo(BeEmpty())
+			g.Expect(now).NotTo(Equal(leader))
+		}).WithTimeout(time.Minute).WithPolling(500*time.Millisecond).Should(Succeed(), func() string { return second.tail(30) })
+		operator = second
 	})
 
 	collector := &unstructured.Unstructured{}
