@@ -43,6 +43,7 @@ test: cluster-tools generate-check ## Build what is missing, then run every test
 	@# The chart tests are a module of their own: the Helm SDK's dependencies stay out of the product's go.mod.
 	@if [ -f test/chart/go.mod ]; then echo "==> Helm chart (test/chart)"; cd test/chart && go test $(GO_TEST_FLAGS) ./...; fi
 	@if [ -f test/images/go.mod ]; then echo "==> images as shipped (test/images)"; cd test/images && go test $(GO_TEST_FLAGS) ./...; fi
+	$(MAKE) --no-print-directory test-system
 	$(MAKE) --no-print-directory fuzz
 
 ##@ Building
@@ -75,6 +76,12 @@ cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, 
 .PHONY: test-realnode
 test-realnode: cluster-tools ## Run only the real-node tests (kubelet + containerd, pods that really run; needs root, installs containerd/runc/CNI from Debian). RUN=<regexp> picks tests.
 	go test -count=1 -v -timeout 10m $(if $(RUN),-run '$(RUN)') ./test/realnode/...
+
+.PHONY: test-system
+test-system: cluster-tools build ## The service provider's whole-system test (test/system): real Flux installs our chart into a control plane and a simulated workload cluster; our operator runs against it.
+	hack/build-tools.sh flux
+	@echo "==> whole system: provider + Flux + chart + operator (test/system)"
+	cd test/system && go test $(GO_TEST_FLAGS) -count=1 -v ./...
 
 .PHONY: sim-up
 sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.

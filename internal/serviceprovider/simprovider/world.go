@@ -39,8 +39,25 @@ type World struct {
 	PodNamespace string
 }
 
+// Options change what StartWith starts; the zero value is the world of the package tests.
+type Options struct {
+	// FluxCRDDirs replace the generated Flux CRDs on the platform, e.g. with the CRDs shipped in
+	// the Flux controllers' own modules when the real controllers run.
+	FluxCRDDirs []string
+	// NoOTelCRDs starts the control plane without the stub OpenTelemetry CRDs, for a test in which
+	// a real CRDs release installs them.
+	NoOTelCRDs bool
+	// Workload is an already running workload cluster (e.g. a simulated cluster with nodes, so
+	// that Deployments become Available); nil starts a bare API server. Stop does not stop it
+	// unless it is an Env with an Environment.
+	Workload *testenv.Env
+}
+
 // Start starts the four API servers. scheme is used for every returned client.
-func Start(scheme *kruntime.Scheme) (*World, error) {
+func Start(scheme *kruntime.Scheme) (*World, error) { return StartWith(scheme, Options{}) }
+
+// StartWith starts the API servers opts asks for. scheme is used for every returned client.
+func StartWith(scheme *kruntime.Scheme, opts Options) (*World, error) {
 	openmcp, err := openmcpcrds.CRDs()
 	if err != nil {
 		return nil, err
@@ -56,7 +73,11 @@ func Start(scheme *kruntime.Scheme) (*World, error) {
 		opts.Scheme = scheme
 		return testenv.Start(opts)
 	}
-	if w.Platform, err = start(testenv.Options{CRDDirectoryPaths: []string{FluxCRDDir()}, CRDs: platformCRDs}); err != nil {
+	fluxDirs := opts.FluxCRDDirs
+	if len(fluxDirs) == 0 {
+		fluxDirs = []string{FluxCRDDir()}
+	}
+	if w.Platform, err = start(testenv.Options{CRDDirectoryPaths: fluxDirs, CRDs: platformCRDs}); err != nil {
 		return nil, err
 	}
 	// The onboarding and workload clusters start empty: init installs the OtelOperator CRD, and the
@@ -64,11 +85,17 @@ func Start(scheme *kruntime.Scheme) (*World, error) {
 	if w.Onboarding, err = start(testenv.Options{CRDDirectoryPaths: []string{emptyDir()}}); err != nil {
 		return nil, errors.Join(err, w.Stop())
 	}
-	if w.CP, err = start(testenv.Options{CRDDirectoryPaths: []string{emptyDir()}, CRDs: OTelCRDs()}); err != nil {
+	var otel []*apiextensionsv1.CustomResourceDefinition
+	if !opts.NoOTelCRDs {
+		otel = OTelCRDs()
+	}
+	if w.CP, err = start(testenv.Options{CRDDirectoryPaths: []string{emptyDir()}, CRDs: otel}); err != nil {
 		return nil, errors.Join(err, w.Stop())
 	}
-	if w.Workload, err = start(testenv.Options{CRDDirectoryPaths: []string{emptyDir()}}); err != nil {
-		return nil, errors.Join(err, w.Stop())
+	if w.Workload = opts.Workload; w.Workload == nil {
+		if w.Workload, err = start(testenv.Options{CRDDirectoryPaths: []string{emptyDir()}}); err != nil {
+			return nil, errors.Join(err, w.Stop())
+		}
 	}
 	ctx := context.Background()
 	if err := w.Platform.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.PodNamespace}}); err != nil {
