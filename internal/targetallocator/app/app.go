@@ -45,7 +45,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config.scrape_configs: %w", err)
 	}
-	pipe := pipeline.New(alloc, filter.New(cfg.FilterStrategy, filter.FromScrapeConfigs(scs)))
+	relabel := filter.New(cfg.FilterStrategy, filter.FromScrapeConfigs(scs))
+	pipe := pipeline.New(alloc, relabel)
 	pipe.Observe = func(d time.Duration, kept int) {
 		m.timeToAllocate.WithLabelValues("SetTargets", cfg.AllocationStrategy).Observe(d.Seconds())
 		m.remaining.Set(float64(kept))
@@ -67,11 +68,18 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 
 	// Service discovery.
-	if err := discover(ctx, scs, reg, pipe, log); err != nil {
+	mgr, err := discover(ctx, scs, reg, pipe, log)
+	if err != nil {
 		return err
 	}
 	if err := srv.SetScrapeConfigs(scs); err != nil {
 		return fmt.Errorf("rendering scrape configs: %w", err)
+	}
+	if cfg.PrometheusCR.Enabled {
+		jobs := &jobSet{file: scs, mgr: mgr, pipe: pipe, relabel: relabel, srv: srv, log: log}
+		if err := watchResources(ctx, cfg, jobs, log, errc); err != nil {
+			return err
+		}
 	}
 
 	// HTTP.
@@ -152,21 +160,17 @@ func watchCollectors(ctx context.Context, cfg config.Config, alloc *allocation.A
 
 // discover runs Prometheus service discovery for the scrape configs and feeds every target set
 // it syncs into pipe until ctx ends.
-func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) error {
+func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) (*discovery.Manager, error) {
 	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mgr := discovery.NewManager(ctx, log.With("component", "discovery"), reg, sdMetrics)
 	if mgr == nil {
-		return errors.New("service discovery manager could not be created")
+		return nil, errors.New("service discovery manager could not be created")
 	}
-	sd := make(map[string]discovery.Configs, len(scs))
-	for _, sc := range scs {
-		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
-	}
-	if err := mgr.ApplyConfig(sd); err != nil {
-		return fmt.Errorf("service discovery: %w", err)
+	if err := mgr.ApplyConfig(sdConfigs(scs)); err != nil {
+		return nil, fmt.Errorf("service discovery: %w", err)
 	}
 	go func() { _ = mgr.Run() }()
 	go func() {
@@ -179,7 +183,15 @@ func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheu
 			}
 		}
 	}()
-	return nil
+	return mgr, nil
+}
+
+func sdConfigs(scs []*promconfig.ScrapeConfig) map[string]discovery.Configs {
+	sd := make(map[string]discovery.Configs, len(scs))
+	for _, sc := range scs {
+		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
+	}
+	return sd
 }
 
 func serve(s *http.Server, ln net.Listener) error {
