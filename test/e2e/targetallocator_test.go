@@ -4,23 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/otelop/otelop/internal/targetallocator/app"
-	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/imagebuild"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 const taCollector = `
@@ -51,10 +54,11 @@ spec:
 `
 
 // TestTargetAllocatorServesTheOperatorsStatefulSet: a statefulset collector with
-// targetAllocator.enabled on the simulated cluster; our allocator runs as a local process on
-// loopback (standing for the generated Deployment's pod) with the configuration file the
-// operator wrote into the <name>-targetallocator ConfigMap, and finds the StatefulSet's pods:
-// each pod's answer is disjoint from the others' and together they are every target.
+// targetAllocator.enabled on the simulated cluster; our allocator's binary (compiled as the image
+// compiles it) runs as a separate local process on loopback, standing for the generated
+// Deployment's pod, with that Deployment's args and env and the configuration file the operator
+// wrote into the <name>-targetallocator ConfigMap, and finds the StatefulSet's pods: each pod's
+// answer is disjoint from the others' and together they are every target.
 func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
@@ -80,25 +84,25 @@ func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 		return sts.Status.ReadyReplicas
 	}).WithTimeout(timeout).WithPolling(time.Second).Should(BeEquivalentTo(3))
 
-	path := filepath.Join(t.TempDir(), "targetallocator.yaml")
+	// Our allocator's binary, built as its image builds it (internal/imagebuild.Compile: static,
+	// stripped, trimmed), runs as a local process standing for the generated Deployment's pod:
+	// the Deployment's own args and env, the ConfigMap's file, the cluster's kubeconfig, and a
+	// loopback listen address.
+	dep := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "scraper-targetallocator"}, dep)).To(Succeed())
+	g.Expect(dep.Spec.Template.Spec.Containers).NotTo(BeEmpty())
+	ctr := dep.Spec.Template.Spec.Containers[0]
+	dir := t.TempDir()
+	path := filepath.Join(dir, "targetallocator.yaml")
 	g.Expect(os.WriteFile(path, []byte(cm.Data["targetallocator.yaml"]), 0o600)).To(Succeed())
-	t.Setenv(config.NamespaceEnv, ns) // as the generated Deployment sets it
-	cfg, err := config.LoadFile(path, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg.KubeConfigPath = cluster.Kubeconfig
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg.ListenAddr = l.Addr().String()
+	listen := l.Addr().String()
 	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Log("target allocator stopped:", err)
-		}
-	}()
+	args := append(append([]string{}, ctr.Args...), "--config-file="+path, "--listen-addr="+listen,
+		"--kubeconfig-path="+cluster.Kubeconfig)
+	stop := startAllocator(t, allocatorBinary(t), args, containerEnv(ctr.Env, dep.Namespace), filepath.Join(dir, "allocator.log"))
+	defer stop()
 
 	pods := []string{"scraper-collector-0", "scraper-collector-1", "scraper-collector-2"}
 	sort.Strings(targets)
@@ -108,7 +112,7 @@ func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 			var groups []struct {
 				Targets []string `json:"targets"`
 			}
-			resp, err := http.Get("http://" + cfg.ListenAddr + "/jobs/apps/targets?collector_id=" + pod)
+			resp, err := http.Get("http://" + listen + "/jobs/apps/targets?collector_id=" + pod)
 			if err != nil {
 				return "", err
 			}
@@ -133,4 +137,69 @@ func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 		sort.Strings(got)
 		return strings.Join(got, ","), nil
 	}).WithTimeout(timeout).WithPolling(time.Second).Should(Equal(strings.Join(targets, ",")))
+}
+
+// allocatorBinary compiles cmd/target-allocator for this machine with the image's build
+// (internal/imagebuild.Compile and LDFlags: CGO off, -trimpath, -s -w).
+func allocatorBinary(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "target-allocator")
+	p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	if err := imagebuild.Compile(context.Background(), testenv.RepoRoot(), "target-allocator", p,
+		imagebuild.LDFlags("e2e", "e2e", ""), out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// containerEnv resolves what a local process can of a container's env: plain values and the
+// pod's namespace (the downward API field the Deployment uses for OTELCOL_NAMESPACE).
+func containerEnv(env []corev1.EnvVar, namespace string) []string {
+	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, e := range env {
+		switch {
+		case e.ValueFrom == nil:
+			out = append(out, e.Name+"="+e.Value)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			out = append(out, e.Name+"="+namespace)
+		}
+	}
+	return out
+}
+
+// startAllocator runs the binary, its output in logPath; the returned func stops it (SIGTERM,
+// then SIGKILL) and logs its output tail when the test failed. The child dies with the test
+// process (Pdeathsig).
+func startAllocator(t *testing.T, bin string, args, env []string, logPath string) func() {
+	t.Helper()
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); f.Close() }()
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("target allocator exited: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("target allocator did not stop within 10s of SIGTERM")
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("target allocator log:\n%s", b)
+		}
+	}
 }
