@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/targetallocator/promcr"
+)
+
+// TestPrometheusCR runs the whole allocator with prometheus_cr enabled against a real API server
+// with the Prometheus Operator CRDs: a ScrapeConfig's targets (one dropped by its relabelling,
+// so the filter sees the resource's rules) are shared among the collectors, a ServiceMonitor's
+// Secret-backed basic auth is in /scrape_configs redacted over HTTP, and deleting the
+// ScrapeConfig removes its job.
+func TestPrometheusCR(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	ns := "promcr"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"app.kubernetes.io/component": "opentelemetry-collector", "app.kubernetes.io/instance": ns + ".c"}
+	ids := []string{"c-collector-0", "c-collector-1"}
+	for i, id := range ids {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns, Labels: sel},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i), Containers: []corev1.Container{{Name: "otc-container", Image: "otelcol"}}}}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns},
+		StringData: map[string]string{"user": "scraper", "pass": "hunter2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for n := 0; n < 20; n++ {
+		targets = append(targets, fmt.Sprintf("127.0.0.2:%d", 9000+n))
+	}
+	create(t, dyn, promcr.ScrapeConfigs, ns, fmt.Sprintf(`
+apiVersion: monitoring.coreos.com/v1alpha1
+kind: ScrapeConfig
+metadata: {name: static}
+spec:
+  staticConfigs:
+  - targets: [%s, "127.0.0.3:1"]
+  relabelings:
+  - {action: Drop, sourceLabels: [__address__], regex: "127\\.0\\.0\\.3:1"}
+`, `"`+strings.Join(targets, `", "`)+`"`))
+	create(t, dyn, promcr.ServiceMonitors, ns, `
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: api}
+spec:
+  selector: {matchLabels: {app: api}}
+  endpoints:
+  - port: metrics
+    basicAuth:
+      username: {name: creds, key: user}
+      password: {name: creds, key: pass}
+`)
+
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+collector_namespace: %s
+collector_selector:
+  matchlabels: {app.kubernetes.io/component: opentelemetry-collector, app.kubernetes.io/instance: %s.c}
+filter_strategy: relabel-config
+prometheus_cr:
+  enabled: true
+  scrape_interval: 15s
+  service_monitor_selector: {}
+  scrape_config_selector: {}
+  scrape_config_namespace_selector: {}
+config:
+  scrape_configs: []
+`, ns, ns)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ListenAddr = freeAddr(t)
+	cfg.KubeConfigPath = kubeconfig(t)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	base := "http://" + cfg.ListenAddr
+
+	want := strings.Join(sorted(targets), ",")
+	waitUntil(t, func() string {
+		if got := unionJob(t, base, "scrapeConfig/promcr/static", ids...); got != want {
+			return "got " + got
+		}
+		return ""
+	})
+	body := get(t, base+"/scrape_configs")
+	for _, s := range []string{`"serviceMonitor/promcr/api/0"`, `"password":"\u003csecret\u003e"`, `"scrape_interval":"15s"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("/scrape_configs lacks %s:\n%s", s, body)
+		}
+	}
+	if strings.Contains(body, "hunter2") {
+		t.Errorf("/scrape_configs shows the secret over plain HTTP:\n%s", body)
+	}
+
+	if err := dyn.Resource(promcr.ScrapeConfigs).Namespace(ns).Delete(ctx, "static", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() string {
+		var jobs map[string]any
+		getJSON(t, base+"/jobs", &jobs)
+		if _, ok := jobs["scrapeConfig/promcr/static"]; ok {
+			return fmt.Sprint("jobs ", jobs)
+		}
+		if b := get(t, base+"/scrape_configs"); strings.Contains(b, "scrapeConfig/promcr/static") {
+			return "scrape_configs still has the job"
+		}
+		return ""
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func create(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
