@@ -42,7 +42,7 @@ func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, e
 	put(&sc, "metrics_path", ep.Path)
 	put(&sc, "params", ep.Params)
 	if ep.Scheme != nil {
-		put(&sc, "scheme", string(*ep.Scheme))
+		put(&sc, "scheme", ep.Scheme.String())
 	}
 	proxy(&sc, ep.ProxyConfig)
 	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS, nil); err != nil {

@@ -32,7 +32,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	}
 	put(&sc, "metrics_path", path)
 	if s.ProberSpec.Scheme != nil {
-		put(&sc, "scheme", string(*s.ProberSpec.Scheme))
+		put(&sc, "scheme", s.ProberSpec.Scheme.String())
 	}
 	params := map[string][]string{}
 	if s.Module != "" {

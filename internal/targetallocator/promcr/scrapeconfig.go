@@ -38,7 +38,7 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	put(&sc, "metrics_path", s.MetricsPath)
 	put(&sc, "params", s.Params)
 	if s.Scheme != nil {
-		put(&sc, "scheme", strings.ToLower(string(*s.Scheme)))
+		put(&sc, "scheme", s.Scheme.String())
 	}
 	put(&sc, "enable_compression", s.EnableCompression)
 	put(&sc, "enable_http2", s.EnableHTTP2)

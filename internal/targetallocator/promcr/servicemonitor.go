@@ -45,7 +45,7 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	put(&sc, "metrics_path", ep.Path)
 	put(&sc, "params", ep.Params)
 	if ep.Scheme != nil {
-		put(&sc, "scheme", string(*ep.Scheme))
+		put(&sc, "scheme", ep.Scheme.String())
 	}
 	proxy(&sc, ep.ProxyConfig)
 	if ep.BearerTokenFile != "" {

@@ -58,7 +58,7 @@ func sel(name, key string) corev1.SecretKeySelector {
 }
 
 func resources() Resources {
-	https := monv1.Scheme("https")
+	https := monv1.SchemeHTTPS
 	return Resources{
 		ServiceMonitors: []*monv1.ServiceMonitor{{
 			ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "team-a"},

@@ -1,7 +1,6 @@
 package promcr
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	monv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 	promconfig "github.com/prometheus/prometheus/config"
-	yaml "go.yaml.in/yaml/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -139,14 +137,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if resync <= 0 {
 		resync = time.Minute
 	}
-	var last []byte
+	loader := &Loader{}
+	first := true
 	report := func() {
-		scs, body := w.build(ctx, active, nsInf, log)
-		if last != nil && bytes.Equal(body, last) {
-			return
+		scs, changed := w.build(ctx, active, nsInf, loader, log)
+		if changed || first {
+			first = false
+			w.OnChange(scs)
 		}
-		last = body
-		w.OnChange(scs)
 	}
 	report()
 	limit := time.NewTicker(interval)
@@ -182,9 +180,9 @@ func (w *Watcher) namespaceScope(k *kind) string {
 	return ""
 }
 
-// build collects the selected resources, translates them and loads them; body is the
-// translation's bytes (to tell whether anything changed).
-func (w *Watcher) build(ctx context.Context, active []*kind, nsInf cache.SharedIndexInformer, log *slog.Logger) ([]*promconfig.ScrapeConfig, []byte) {
+// build collects the selected resources, translates them and loads them; changed tells whether
+// any job differs from the previous build.
+func (w *Watcher) build(ctx context.Context, active []*kind, nsInf cache.SharedIndexInformer, loader *Loader, log *slog.Logger) ([]*promconfig.ScrapeConfig, bool) {
 	var res Resources
 	for _, k := range active {
 		for _, obj := range k.inf.GetStore().List() {
@@ -209,12 +207,13 @@ func (w *Watcher) build(ctx context.Context, active []*kind, nsInf cache.SharedI
 	sortResources(&res)
 	store := newAPIStore(ctx, w.Client)
 	translated, errs := Translate(res, store, Options{DenyFSAccess: w.CR.DenyFSAccessThroughSMs})
-	scs, loadErrs := Load(translated, Global{ScrapeInterval: w.CR.ScrapeInterval, ScrapeProtocols: w.CR.ScrapeProtocols}, log)
-	for _, err := range append(errs, loadErrs...) {
-		log.Error("prometheus_cr: resource left out", "error", err)
+	scs, changed, loadErrs := loader.Load(translated, Global{ScrapeInterval: w.CR.ScrapeInterval, ScrapeProtocols: w.CR.ScrapeProtocols}, log)
+	if changed {
+		for _, err := range append(errs, loadErrs...) {
+			log.Error("prometheus_cr: resource left out", "error", err)
+		}
 	}
-	body, _ := yaml.Marshal(translated)
-	return scs, body
+	return scs, changed
 }
 
 func (w *Watcher) namespaceSelected(k *kind, ns string, nsInf cache.SharedIndexInformer) bool {
