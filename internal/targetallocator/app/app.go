@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
+	kubesd "github.com/prometheus/prometheus/discovery/kubernetes"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -68,7 +69,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 
 	// Service discovery.
-	mgr, err := discover(ctx, scs, reg, pipe, log)
+	mgr, err := discover(ctx, scs, kubeconfigFile(cfg.KubeConfigPath), reg, pipe, log)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("rendering scrape configs: %w", err)
 	}
 	if cfg.PrometheusCR.Enabled {
-		jobs := &jobSet{file: scs, mgr: mgr, pipe: pipe, relabel: relabel, srv: srv, log: log}
+		jobs := &jobSet{file: scs, kubeconfig: kubeconfigFile(cfg.KubeConfigPath), mgr: mgr, pipe: pipe, relabel: relabel, srv: srv, log: log}
 		if err := watchResources(ctx, cfg, jobs, log, errc); err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func watchCollectors(ctx context.Context, cfg config.Config, alloc *allocation.A
 
 // discover runs Prometheus service discovery for the scrape configs and feeds every target set
 // it syncs into pipe until ctx ends.
-func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) (*discovery.Manager, error) {
+func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, kubeconfig string, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) (*discovery.Manager, error) {
 	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheu
 	if mgr == nil {
 		return nil, errors.New("service discovery manager could not be created")
 	}
-	if err := mgr.ApplyConfig(sdConfigs(scs)); err != nil {
+	if err := mgr.ApplyConfig(sdConfigs(scs, kubeconfig)); err != nil {
 		return nil, fmt.Errorf("service discovery: %w", err)
 	}
 	go func() { _ = mgr.Run() }()
@@ -186,12 +187,40 @@ func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheu
 	return mgr, nil
 }
 
-func sdConfigs(scs []*promconfig.ScrapeConfig) map[string]discovery.Configs {
+// sdConfigs are the jobs' discovery configurations for the manager. When the allocator runs
+// with a kubeconfig file (outside a cluster), kubernetes_sd configurations that name no API
+// server use that file instead of the in-cluster configuration they would otherwise need; the
+// scrape configurations served to collectors are not changed.
+func sdConfigs(scs []*promconfig.ScrapeConfig, kubeconfig string) map[string]discovery.Configs {
 	sd := make(map[string]discovery.Configs, len(scs))
 	for _, sc := range scs {
-		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
+		cfgs := sc.ServiceDiscoveryConfigs
+		if kubeconfig != "" {
+			cfgs = make(discovery.Configs, len(sc.ServiceDiscoveryConfigs))
+			for i, c := range sc.ServiceDiscoveryConfigs {
+				if k, ok := c.(*kubesd.SDConfig); ok && k.APIServer.URL == nil && k.KubeConfig == "" {
+					cp := *k
+					cp.KubeConfig = kubeconfig
+					c = &cp
+				}
+				cfgs[i] = c
+			}
+		}
+		sd[sc.JobName] = cfgs
 	}
 	return sd
+}
+
+// kubeconfigFile is the kubeconfig file the allocator uses, "" for the in-cluster configuration
+// (as restConfig decides).
+func kubeconfigFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
 }
 
 func serve(s *http.Server, ln net.Listener) error {

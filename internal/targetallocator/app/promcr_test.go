@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/internal/targetallocator/config"
@@ -23,9 +25,10 @@ import (
 
 // TestPrometheusCR runs the whole allocator with prometheus_cr enabled against a real API server
 // with the Prometheus Operator CRDs: a ScrapeConfig's targets (one dropped by its relabelling,
-// so the filter sees the resource's rules) are shared among the collectors, a ServiceMonitor's
-// Secret-backed basic auth is in /scrape_configs redacted over HTTP, and deleting the
-// ScrapeConfig removes its job.
+// so the filter sees the resource's rules) are shared among the collectors; a ServiceMonitor's
+// kubernetes_sd finds only its Service's metrics port (the generated relabelling, run by the
+// relabel filter); its Secret-backed basic auth is in /scrape_configs redacted over HTTP; and
+// deleting the ScrapeConfig removes its job.
 func TestPrometheusCR(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -68,12 +71,32 @@ kind: ServiceMonitor
 metadata: {name: api}
 spec:
   selector: {matchLabels: {app: api}}
+  serviceDiscoveryRole: EndpointSlice
   endpoints:
   - port: metrics
     basicAuth:
       username: {name: creds, key: user}
       password: {name: creds, key: pass}
 `)
+
+	// EndpointSlices for the ServiceMonitor's kubernetes_sd (envtest runs no endpoint controller):
+	// the api Service matches its selector, db does not; only api's metrics port is its endpoint.
+	for _, name := range []string{"api", "db"} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "metrics", Port: 8080}, {Name: "other", Port: 9090}}}}
+		if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// FQDN addresses: the API server refuses loopback IPs in endpoints, and nothing dials them.
+		slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Namespace: ns,
+			Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+			AddressType: discoveryv1.AddressTypeFQDN,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{name + "-0.localhost"}}, {Addresses: []string{name + "-1.localhost"}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To[int32](8080)}, {Name: ptr.To("other"), Port: ptr.To[int32](9090)}}}
+		if _, err := cs.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`
 collector_namespace: %s
@@ -101,6 +124,13 @@ config:
 	want := strings.Join(sorted(targets), ",")
 	waitUntil(t, func() string {
 		if got := unionJob(t, base, "scrapeConfig/promcr/static", ids...); got != want {
+			return "got " + got
+		}
+		return ""
+	})
+	// The ServiceMonitor's job: api's metrics port only, with the labels the relabelling sets.
+	waitUntil(t, func() string {
+		if got := unionJob(t, base, "serviceMonitor/promcr/api/0", ids...); got != "api-0.localhost:8080,api-1.localhost:8080" {
 			return "got " + got
 		}
 		return ""

@@ -43,14 +43,16 @@ func watchResources(ctx context.Context, cfg config.Config, jobs *jobSet, log *s
 // jobSet is the union of the file's scrape configurations and the resources' ones; every
 // change goes to service discovery, the relabel filter and the HTTP API.
 type jobSet struct {
-	mu      sync.Mutex
-	file    []*promconfig.ScrapeConfig
-	mgr     *discovery.Manager
-	pipe    *pipeline.Pipeline
-	relabel *filter.Relabel
-	srv     *server.Server
-	log     *slog.Logger
-	current map[string][]*relabel.Config
+	mu   sync.Mutex
+	file []*promconfig.ScrapeConfig
+	// kubeconfig is the allocator's kubeconfig file, "" in a cluster (sdConfigs).
+	kubeconfig string
+	mgr        *discovery.Manager
+	pipe       *pipeline.Pipeline
+	relabel    *filter.Relabel
+	srv        *server.Server
+	log        *slog.Logger
+	current    map[string][]*relabel.Config
 }
 
 func (j *jobSet) setResources(fromCR []*promconfig.ScrapeConfig) {
@@ -77,7 +79,7 @@ func (j *jobSet) setResources(fromCR []*promconfig.ScrapeConfig) {
 	changed := changedJobs(j.current, byJob)
 	j.current = byJob
 	j.pipe.Reconfigure(changed, func() { j.relabel.SetJobs(byJob) })
-	if err := j.mgr.ApplyConfig(sdConfigs(all)); err != nil {
+	if err := j.mgr.ApplyConfig(sdConfigs(all, j.kubeconfig)); err != nil {
 		j.log.Error("prometheus_cr: service discovery refused the configuration", "error", err)
 	}
 	if err := j.srv.SetScrapeConfigs(all); err != nil {
