@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +21,12 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/internal/imagebuild"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/simcluster"
 )
 
 const taCollector = `
@@ -37,6 +40,9 @@ spec:
   targetAllocator:
     enabled: true
     allocationStrategy: consistent-hashing
+    prometheusCR:
+      enabled: true
+      scrapeConfigSelector: {matchLabels: {team: apps}}
   config:
     receivers:
       prometheus:
@@ -58,7 +64,8 @@ spec:
 // compiles it) runs as a separate local process on loopback, standing for the generated
 // Deployment's pod, with that Deployment's args and env and the configuration file the operator
 // wrote into the <name>-targetallocator ConfigMap, and finds the StatefulSet's pods: each pod's
-// answer is disjoint from the others' and together they are every target.
+// answer is disjoint from the others' and together they are every target, for the collector's
+// static job and for a ScrapeConfig its prometheusCR selector picks.
 func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
@@ -106,37 +113,79 @@ func TestTargetAllocatorServesTheOperatorsStatefulSet(t *testing.T) {
 
 	pods := []string{"scraper-collector-0", "scraper-collector-1", "scraper-collector-2"}
 	sort.Strings(targets)
-	g.Eventually(func() (string, error) {
-		seen := map[string]string{}
-		for _, pod := range pods {
-			var groups []struct {
-				Targets []string `json:"targets"`
-			}
-			resp, err := http.Get("http://" + listen + "/jobs/apps/targets?collector_id=" + pod)
-			if err != nil {
-				return "", err
-			}
-			err = json.NewDecoder(resp.Body).Decode(&groups)
-			resp.Body.Close()
-			if err != nil {
-				return "", err
-			}
-			for _, gr := range groups {
-				for _, a := range gr.Targets {
-					if prev, ok := seen[a]; ok {
-						return "", fmt.Errorf("%s given to %s and %s", a, prev, pod)
-					}
-					seen[a] = pod
+	g.Eventually(func() (string, error) { return allocated(listen, "apps", pods) }).
+		WithTimeout(timeout).WithPolling(time.Second).Should(Equal(strings.Join(targets, ",")))
+
+	// prometheus_cr: a ScrapeConfig (Prometheus Operator CRDs generated from the API types
+	// module the allocator uses) selected by the collector's scrapeConfigSelector; another one
+	// without the label is not.
+	_, err = simcluster.InstallCRDs(context.Background(), cluster.Config, filepath.Join(testenv.RepoRoot(),
+		"internal", "targetallocator", "promcr", "testdata", "crds"), "e2e")
+	g.Expect(err).NotTo(HaveOccurred())
+	var crTargets []string
+	for i := 0; i < 12; i++ {
+		crTargets = append(crTargets, fmt.Sprintf("127.0.2.%d:9100", i+1))
+	}
+	for name, lbls := range map[string]map[string]any{"selected": {"team": "apps"}, "ignored": {"team": "other"}} {
+		sc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "monitoring.coreos.com/v1alpha1", "kind": "ScrapeConfig",
+			"metadata": map[string]any{"name": name, "namespace": ns, "labels": lbls},
+			"spec":     map[string]any{"staticConfigs": []any{map[string]any{"targets": toAny(crTargets)}}},
+		}}
+		g.Expect(k8s.Create(context.Background(), sc)).To(Succeed())
+	}
+	sort.Strings(crTargets)
+	g.Eventually(func() (string, error) { return allocated(listen, "scrapeConfig/"+ns+"/selected", pods) }).
+		WithTimeout(timeout).WithPolling(time.Second).Should(Equal(strings.Join(crTargets, ",")))
+	var jobs map[string]any
+	resp, err := http.Get("http://" + listen + "/jobs")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(json.NewDecoder(resp.Body).Decode(&jobs)).To(Succeed())
+	resp.Body.Close()
+	g.Expect(jobs).To(HaveKey("apps"))
+	g.Expect(jobs).NotTo(HaveKey("scrapeConfig/" + ns + "/ignored"))
+}
+
+// allocated asks the allocator for each pod's targets of job, fails on a target given to two
+// pods, and returns the sorted union.
+func allocated(listen, job string, pods []string) (string, error) {
+	seen := map[string]string{}
+	for _, pod := range pods {
+		var groups []struct {
+			Targets []string `json:"targets"`
+		}
+		resp, err := http.Get("http://" + listen + "/jobs/" + url.QueryEscape(job) + "/targets?collector_id=" + pod)
+		if err != nil {
+			return "", err
+		}
+		err = json.NewDecoder(resp.Body).Decode(&groups)
+		resp.Body.Close()
+		if err != nil {
+			return "", err
+		}
+		for _, gr := range groups {
+			for _, a := range gr.Targets {
+				if prev, ok := seen[a]; ok {
+					return "", fmt.Errorf("%s given to %s and %s", a, prev, pod)
 				}
+				seen[a] = pod
 			}
 		}
-		var got []string
-		for a := range seen {
-			got = append(got, a)
-		}
-		sort.Strings(got)
-		return strings.Join(got, ","), nil
-	}).WithTimeout(timeout).WithPolling(time.Second).Should(Equal(strings.Join(targets, ",")))
+	}
+	got := make([]string, 0, len(seen))
+	for a := range seen {
+		got = append(got, a)
+	}
+	sort.Strings(got)
+	return strings.Join(got, ","), nil
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
 
 // allocatorBinary compiles cmd/target-allocator for this machine with the image's build

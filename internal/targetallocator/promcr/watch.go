@@ -61,8 +61,9 @@ type kind struct {
 	objSelector labels.Selector
 }
 
-// Run watches until ctx ends. A kind whose CRD is not installed is skipped with a warning; Run
-// returns an error for an invalid selector or when a kind cannot be listed (permissions).
+// Run watches until ctx ends. A kind whose CRD is not installed is looked for again every 15s
+// and watched once it is; Run returns an error for an invalid selector or when a kind cannot be
+// listed (permissions).
 func (w *Watcher) Run(ctx context.Context) error {
 	log := w.Log
 	if log == nil {
@@ -82,7 +83,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 	}
 	handler := cache.ResourceEventHandlerFuncs{AddFunc: poke, DeleteFunc: poke, UpdateFunc: func(_, n any) { poke(n) }}
-	var active []*kind
+	var active, missing []*kind
 	var synced []cache.InformerSynced
 	needNamespaces := false
 	for _, k := range kinds {
@@ -99,18 +100,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			needNamespaces = needNamespaces || !k.nsSelector.Empty()
 		}
-		if _, err := w.Dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
-			log.Warn("prometheus_cr: the resource is not served (its Prometheus Operator CRD is not installed); skipped", "resource", k.gvr.GroupResource().String())
-			continue
-		} else if err != nil {
-			return fmt.Errorf("prometheus_cr is enabled but %s cannot be listed (are the Prometheus Operator CRDs installed, and may the service account list them?): %w", k.gvr.GroupResource(), err)
-		}
-		k.inf = newInformer(w.Dynamic, k, w.namespaceScope(k))
-		if _, err := k.inf.AddEventHandler(handler); err != nil {
+		started, err := w.start(ctx, k, handler)
+		switch {
+		case err != nil:
 			return err
+		case started:
+			active = append(active, k)
+			synced = append(synced, k.inf.HasSynced)
+		default:
+			log.Warn("prometheus_cr: the resource is not served (its Prometheus Operator CRD is not installed); watched for as soon as it is", "resource", k.gvr.GroupResource().String())
+			missing = append(missing, k)
 		}
-		active = append(active, k)
-		synced = append(synced, k.inf.HasSynced)
 	}
 	var nsInf cache.SharedIndexInformer
 	if needNamespaces {
@@ -120,9 +120,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		synced = append(synced, nsInf.HasSynced)
 		go nsInf.Run(ctx.Done())
-	}
-	for _, k := range active {
-		go k.inf.Run(ctx.Done())
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil
@@ -151,6 +148,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer limit.Stop()
 	again := time.NewTicker(resync)
 	defer again.Stop()
+	crdCheck := time.NewTicker(crdCheckInterval)
+	defer crdCheck.Stop()
 	pending := false
 	for {
 		select {
@@ -160,6 +159,22 @@ func (w *Watcher) Run(ctx context.Context) error {
 			pending = true
 		case <-again.C:
 			pending = true
+		case <-crdCheck.C:
+			var still []*kind
+			for _, k := range missing {
+				started, err := w.start(ctx, k, handler)
+				if err != nil || !started {
+					still = append(still, k)
+					continue
+				}
+				if !cache.WaitForCacheSync(ctx.Done(), k.inf.HasSynced) {
+					return nil
+				}
+				log.Info("prometheus_cr: the resource is served now; watching it", "resource", k.gvr.GroupResource().String())
+				active = append(active, k)
+				pending = true
+			}
+			missing = still
 		case <-limit.C:
 			if pending {
 				pending = false
@@ -167,6 +182,26 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// crdCheckInterval is how often kinds whose CRD was missing are looked for again.
+var crdCheckInterval = 15 * time.Second
+
+// start begins watching k; false (and no error) when its CRD is not installed.
+func (w *Watcher) start(ctx context.Context, k *kind, handler cache.ResourceEventHandler) (bool, error) {
+	_, err := w.Dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("prometheus_cr is enabled but %s cannot be listed (may the service account list them?): %w", k.gvr.GroupResource(), err)
+	}
+	k.inf = newInformer(w.Dynamic, k, w.namespaceScope(k))
+	if _, err := k.inf.AddEventHandler(handler); err != nil {
+		return false, err
+	}
+	go k.inf.Run(ctx.Done())
+	return true, nil
 }
 
 // namespaceScope is the one namespace an informer can be limited to, or "" (all).
