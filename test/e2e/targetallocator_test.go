@@ -243,7 +243,9 @@ func startAllocator(t *testing.T, bin string, args, env []string, logPath string
 			}
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			if err := <-done; err != nil {
+				t.Logf("target allocator after SIGKILL: %v", err)
+			}
 			t.Error("target allocator did not stop within 10s of SIGTERM")
 		}
 		if t.Failed() {

@@ -23,6 +23,7 @@ func PodMonitor(pm *monv1.PodMonitor, store Store, opts Options) ([]section, err
 	return out, nil
 }
 
+//nolint:staticcheck // targetPort is deprecated but still served; honoured as upstream does
 func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, error) {
 	ep := pm.Spec.PodMetricsEndpoints[i]
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("podMonitor/%s/%s/%d", pm.Namespace, pm.Name, i)}}

@@ -127,6 +127,8 @@ func (t *translator) secretOrConfigMap(field string, s monv1.SecretOrConfigMap) 
 }
 
 // auth renders basic_auth, authorization (also for a bearer token secret) and oauth2.
+//
+//nolint:staticcheck // bearerTokenSecret is deprecated but still served; honoured as upstream does
 func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS, oauth *monv1.OAuth2) error {
 	n := 0
 	if c.BasicAuth != nil {

@@ -50,88 +50,12 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 		return nil, err
 	}
 
-	var statics []section
-	for _, st := range s.StaticConfigs {
-		targets := make([]string, len(st.Targets))
-		for i, tg := range st.Targets {
-			targets[i] = string(tg)
-		}
-		g := section{{Key: "targets", Value: targets}}
-		put(&g, "labels", sortedMap(st.Labels))
-		statics = append(statics, g)
+	if err := t.staticAndFileSD(&sc, s); err != nil {
+		return nil, err
 	}
-	put(&sc, "static_configs", statics)
-
-	var files []section
-	for i, f := range s.FileSDConfigs {
-		if t.opts.DenyFSAccess {
-			return nil, t.errf(fmt.Sprintf("fileSDConfigs[%d]", i), "refused: deny_fs_access_through_sms is set")
-		}
-		names := make([]string, len(f.Files))
-		for j, n := range f.Files {
-			names[j] = string(n)
-		}
-		g := section{{Key: "files", Value: names}}
-		if f.RefreshInterval != nil {
-			put(&g, "refresh_interval", string(*f.RefreshInterval))
-		}
-		files = append(files, g)
+	if err := t.httpAndKubernetesSD(&sc, s); err != nil {
+		return nil, err
 	}
-	put(&sc, "file_sd_configs", files)
-
-	var https []section
-	for i, h := range s.HTTPSDConfigs {
-		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.httpSDConfigs[%d]", t.path, i)}
-		g := section{{Key: "url", Value: string(h.URL)}}
-		if h.RefreshInterval != nil {
-			put(&g, "refresh_interval", string(*h.RefreshInterval))
-		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, FollowRedirects: h.FollowRedirects}, h.OAuth2); err != nil {
-			return nil, err
-		}
-		if err := sub.tls(&g, h.TLSConfig, nil); err != nil {
-			return nil, err
-		}
-		proxy(&g, h.ProxyConfig)
-		put(&g, "enable_http2", h.EnableHTTP2)
-		https = append(https, g)
-	}
-	put(&sc, "http_sd_configs", https)
-
-	var kubes []section
-	for i, k := range s.KubernetesSDConfigs {
-		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.kubernetesSDConfigs[%d]", t.path, i)}
-		g := section{{Key: "role", Value: strings.ToLower(string(k.Role))}}
-		put(&g, "api_server", k.APIServer)
-		if n := k.Namespaces; n != nil {
-			var ns section
-			put(&ns, "own_namespace", n.IncludeOwnNamespace)
-			put(&ns, "names", n.Names)
-			put(&g, "namespaces", ns)
-		}
-		var sels []section
-		for _, se := range k.Selectors {
-			x := section{{Key: "role", Value: strings.ToLower(string(se.Role))}}
-			put(&x, "label", se.Label)
-			put(&x, "field", se.Field)
-			sels = append(sels, x)
-		}
-		put(&g, "selectors", sels)
-		if am := k.AttachMetadata; am != nil && am.Node != nil {
-			put(&g, "attach_metadata", section{{Key: "node", Value: *am.Node}})
-		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, FollowRedirects: k.FollowRedirects}, k.OAuth2); err != nil {
-			return nil, err
-		}
-		if err := sub.tls(&g, k.TLSConfig, nil); err != nil {
-			return nil, err
-		}
-		proxy(&g, k.ProxyConfig)
-		put(&g, "enable_http2", k.EnableHTTP2)
-		kubes = append(kubes, g)
-	}
-	put(&sc, "kubernetes_sd_configs", kubes)
-
 	var dns []section
 	for _, d := range s.DNSSDConfigs {
 		g := section{{Key: "names", Value: d.Names}}
@@ -158,6 +82,99 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
 	return sc, nil
+}
+
+// staticAndFileSD renders static_configs and file_sd_configs.
+func (t *translator) staticAndFileSD(out *section, s monv1alpha1.ScrapeConfigSpec) error {
+	var statics []section
+	for _, st := range s.StaticConfigs {
+		targets := make([]string, len(st.Targets))
+		for i, tg := range st.Targets {
+			targets[i] = string(tg)
+		}
+		g := section{{Key: "targets", Value: targets}}
+		put(&g, "labels", sortedMap(st.Labels))
+		statics = append(statics, g)
+	}
+	put(out, "static_configs", statics)
+
+	var files []section
+	for i, f := range s.FileSDConfigs {
+		if t.opts.DenyFSAccess {
+			return t.errf(fmt.Sprintf("fileSDConfigs[%d]", i), "refused: deny_fs_access_through_sms is set")
+		}
+		names := make([]string, len(f.Files))
+		for j, n := range f.Files {
+			names[j] = string(n)
+		}
+		g := section{{Key: "files", Value: names}}
+		if f.RefreshInterval != nil {
+			put(&g, "refresh_interval", string(*f.RefreshInterval))
+		}
+		files = append(files, g)
+	}
+	put(out, "file_sd_configs", files)
+
+	return nil
+}
+
+// httpAndKubernetesSD renders http_sd_configs and kubernetes_sd_configs, each with its own
+// authentication and TLS.
+func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfigSpec) error {
+	var https []section
+	for i, h := range s.HTTPSDConfigs {
+		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.httpSDConfigs[%d]", t.path, i)}
+		g := section{{Key: "url", Value: string(h.URL)}}
+		if h.RefreshInterval != nil {
+			put(&g, "refresh_interval", string(*h.RefreshInterval))
+		}
+		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, FollowRedirects: h.FollowRedirects}, h.OAuth2); err != nil {
+			return err
+		}
+		if err := sub.tls(&g, h.TLSConfig, nil); err != nil {
+			return err
+		}
+		proxy(&g, h.ProxyConfig)
+		put(&g, "enable_http2", h.EnableHTTP2)
+		https = append(https, g)
+	}
+	put(out, "http_sd_configs", https)
+
+	var kubes []section
+	for i, k := range s.KubernetesSDConfigs {
+		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.kubernetesSDConfigs[%d]", t.path, i)}
+		g := section{{Key: "role", Value: strings.ToLower(string(k.Role))}}
+		put(&g, "api_server", k.APIServer)
+		if n := k.Namespaces; n != nil {
+			var ns section
+			put(&ns, "own_namespace", n.IncludeOwnNamespace)
+			put(&ns, "names", n.Names)
+			put(&g, "namespaces", ns)
+		}
+		var sels []section
+		for _, se := range k.Selectors {
+			x := section{{Key: "role", Value: strings.ToLower(string(se.Role))}}
+			put(&x, "label", se.Label)
+			put(&x, "field", se.Field)
+			sels = append(sels, x)
+		}
+		put(&g, "selectors", sels)
+		if am := k.AttachMetadata; am != nil && am.Node != nil {
+			put(&g, "attach_metadata", section{{Key: "node", Value: *am.Node}})
+		}
+		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, FollowRedirects: k.FollowRedirects}, k.OAuth2); err != nil {
+			return err
+		}
+		if err := sub.tls(&g, k.TLSConfig, nil); err != nil {
+			return err
+		}
+		proxy(&g, k.ProxyConfig)
+		put(&g, "enable_http2", k.EnableHTTP2)
+		kubes = append(kubes, g)
+	}
+	put(out, "kubernetes_sd_configs", kubes)
+
+	return nil
 }
 
 // unsupported names the first discovery field set that the translation does not handle.

@@ -22,6 +22,7 @@ func ServiceMonitor(sm *monv1.ServiceMonitor, store Store, opts Options) ([]sect
 	return out, nil
 }
 
+//nolint:staticcheck // bearerTokenFile and bearerTokenSecret are deprecated but still served; honoured as upstream does
 func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (section, error) {
 	ep := sm.Spec.Endpoints[i]
 	role, meta := "endpoints", "__meta_kubernetes_endpoint_"
@@ -69,6 +70,24 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 		return nil, err
 	}
 
+	rules, err := serviceMonitorRules(sm, ep, meta)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, relabels(ep.RelabelConfigs)...)
+	put(&sc, "relabel_configs", rules)
+	put(&sc, "metric_relabel_configs", relabels(ep.MetricRelabelConfigs))
+	s := sm.Spec
+	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
+	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	return sc, nil
+}
+
+// serviceMonitorRules are the relabel rules the Prometheus Operator generates for an endpoint:
+// service selection, port, pod phase, target labels, job and endpoint labels.
+//
+//nolint:staticcheck // targetPort is deprecated but still served
+func serviceMonitorRules(sm *monv1.ServiceMonitor, ep monv1.Endpoint, meta string) ([]section, error) {
 	rules := []section{rule("source_labels", []string{"job"}, "target_label", "__tmp_prometheus_job_name")}
 	sel, err := selectorRules(sm.Spec.Selector, "__meta_kubernetes_service_label_", "__meta_kubernetes_service_labelpresent_")
 	if err != nil {
@@ -111,13 +130,7 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	case ep.TargetPort != nil:
 		rules = append(rules, rule("target_label", "endpoint", "replacement", ep.TargetPort.String()))
 	}
-	rules = append(rules, relabels(ep.RelabelConfigs)...)
-	put(&sc, "relabel_configs", rules)
-	put(&sc, "metric_relabel_configs", relabels(ep.MetricRelabelConfigs))
-	s := sm.Spec
-	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
-	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
-	return sc, nil
+	return rules, nil
 }
 
 // namespaces renders the kubernetes_sd namespaces section of a namespaceSelector: any means

@@ -57,6 +57,7 @@ func sel(name, key string) corev1.SecretKeySelector {
 	return corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}
 }
 
+//nolint:staticcheck // covers the deprecated bearerTokenSecret too
 func resources() Resources {
 	https := monv1.SchemeHTTPS
 	return Resources{

@@ -1,6 +1,7 @@
 package promcr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -36,8 +37,8 @@ type Watcher struct {
 	OwnNamespace string
 	// OnChange receives every job's scrape configuration after a change, secrets resolved.
 	OnChange func([]*promconfig.ScrapeConfig)
-	// MinInterval bounds how often OnChange is called (default 5s); Resync is how often the
-	// referenced secrets and config maps are read again (default 1m).
+	// MinInterval bounds how often OnChange is called (zero: 5s); Resync is how often the
+	// referenced secrets and config maps are read again (zero: 1m).
 	MinInterval, Resync time.Duration
 	// Log, optional.
 	Log *slog.Logger
@@ -69,12 +70,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	kinds := []*kind{
-		{gvr: ServiceMonitors, name: "ServiceMonitor", sel: w.CR.ServiceMonitorSelector, nsSel: w.CR.ServiceMonitorNamespaceSelector, newTyped: func() metav1.Object { return &monv1.ServiceMonitor{} }},
-		{gvr: PodMonitors, name: "PodMonitor", sel: w.CR.PodMonitorSelector, nsSel: w.CR.PodMonitorNamespaceSelector, newTyped: func() metav1.Object { return &monv1.PodMonitor{} }},
-		{gvr: Probes, name: "Probe", sel: w.CR.ProbeSelector, nsSel: w.CR.ProbeNamespaceSelector, newTyped: func() metav1.Object { return &monv1.Probe{} }},
-		{gvr: ScrapeConfigs, name: "ScrapeConfig", sel: w.CR.ScrapeConfigSelector, nsSel: w.CR.ScrapeConfigNamespaceSelector, newTyped: func() metav1.Object { return &monv1alpha1.ScrapeConfig{} }},
-	}
+	kinds := w.kinds()
 	notify := make(chan struct{}, 1)
 	poke := func(any) {
 		select {
@@ -83,34 +79,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 	}
 	handler := cache.ResourceEventHandlerFuncs{AddFunc: poke, DeleteFunc: poke, UpdateFunc: func(_, n any) { poke(n) }}
-	var active, missing []*kind
-	var synced []cache.InformerSynced
-	needNamespaces := false
-	for _, k := range kinds {
-		if k.sel == nil { // a null selector selects none: nothing to watch
-			continue
-		}
-		var err error
-		if k.objSelector, err = metav1.LabelSelectorAsSelector(k.sel); err != nil {
-			return fmt.Errorf("prometheus_cr: %s selector: %w", k.name, err)
-		}
-		if k.nsSel != nil {
-			if k.nsSelector, err = metav1.LabelSelectorAsSelector(k.nsSel); err != nil {
-				return fmt.Errorf("prometheus_cr: %s namespace selector: %w", k.name, err)
-			}
-			needNamespaces = needNamespaces || !k.nsSelector.Empty()
-		}
-		started, err := w.start(ctx, k, handler)
-		switch {
-		case err != nil:
-			return err
-		case started:
-			active = append(active, k)
-			synced = append(synced, k.inf.HasSynced)
-		default:
-			log.Warn("prometheus_cr: the resource is not served (its Prometheus Operator CRD is not installed); watched for as soon as it is", "resource", k.gvr.GroupResource().String())
-			missing = append(missing, k)
-		}
+	active, missing, needNamespaces, err := w.startKinds(ctx, kinds, handler, log)
+	if err != nil {
+		return err
+	}
+	synced := make([]cache.InformerSynced, 0, len(active)+1)
+	for _, k := range active {
+		synced = append(synced, k.inf.HasSynced)
 	}
 	var nsInf cache.SharedIndexInformer
 	if needNamespaces {
@@ -126,14 +101,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	log.Info("prometheus_cr discovery started", "kinds", len(active), "namespaceLabels", needNamespaces)
 
-	interval := w.MinInterval
-	if interval <= 0 {
-		interval = 5 * time.Second
-	}
-	resync := w.Resync
-	if resync <= 0 {
-		resync = time.Minute
-	}
+	interval, resync := cmp.Or(w.MinInterval, 5*time.Second), cmp.Or(w.Resync, time.Minute)
 	loader := &Loader{}
 	first := true
 	report := func() {
@@ -160,21 +128,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-again.C:
 			pending = true
 		case <-crdCheck.C:
-			var still []*kind
-			for _, k := range missing {
-				started, err := w.start(ctx, k, handler)
-				if err != nil || !started {
-					still = append(still, k)
-					continue
-				}
-				if !cache.WaitForCacheSync(ctx.Done(), k.inf.HasSynced) {
-					return nil
-				}
-				log.Info("prometheus_cr: the resource is served now; watching it", "resource", k.gvr.GroupResource().String())
-				active = append(active, k)
+			var started []*kind
+			started, missing = w.startMissing(ctx, missing, handler, log)
+			if len(started) > 0 {
+				active = append(active, started...)
 				pending = true
 			}
-			missing = still
 		case <-limit.C:
 			if pending {
 				pending = false
@@ -182,6 +141,60 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+func (w *Watcher) kinds() []*kind {
+	return []*kind{
+		{gvr: ServiceMonitors, name: "ServiceMonitor", sel: w.CR.ServiceMonitorSelector, nsSel: w.CR.ServiceMonitorNamespaceSelector, newTyped: func() metav1.Object { return &monv1.ServiceMonitor{} }},
+		{gvr: PodMonitors, name: "PodMonitor", sel: w.CR.PodMonitorSelector, nsSel: w.CR.PodMonitorNamespaceSelector, newTyped: func() metav1.Object { return &monv1.PodMonitor{} }},
+		{gvr: Probes, name: "Probe", sel: w.CR.ProbeSelector, nsSel: w.CR.ProbeNamespaceSelector, newTyped: func() metav1.Object { return &monv1.Probe{} }},
+		{gvr: ScrapeConfigs, name: "ScrapeConfig", sel: w.CR.ScrapeConfigSelector, nsSel: w.CR.ScrapeConfigNamespaceSelector, newTyped: func() metav1.Object { return &monv1alpha1.ScrapeConfig{} }},
+	}
+}
+
+// startMissing starts the kinds of missing whose CRD is installed now and waits for their
+// caches; still are the others.
+func (w *Watcher) startMissing(ctx context.Context, missing []*kind, handler cache.ResourceEventHandler, log *slog.Logger) (started, still []*kind) {
+	for _, k := range missing {
+		ok, err := w.start(ctx, k, handler)
+		if err != nil || !ok || !cache.WaitForCacheSync(ctx.Done(), k.inf.HasSynced) {
+			still = append(still, k)
+			continue
+		}
+		log.Info("prometheus_cr: the resource is served now; watching it", "resource", k.gvr.GroupResource().String())
+		started = append(started, k)
+	}
+	return started, still
+}
+
+// startKinds starts an informer for each kind with a selector whose CRD is installed; missing
+// are the kinds whose CRD is not (yet) installed.
+func (w *Watcher) startKinds(ctx context.Context, kinds []*kind, handler cache.ResourceEventHandler, log *slog.Logger) (active, missing []*kind, needNamespaces bool, err error) {
+	for _, k := range kinds {
+		if k.sel == nil { // a null selector selects none: nothing to watch
+			continue
+		}
+		if k.objSelector, err = metav1.LabelSelectorAsSelector(k.sel); err != nil {
+			return nil, nil, false, fmt.Errorf("prometheus_cr: %s selector: %w", k.name, err)
+		}
+		if k.nsSel != nil {
+			if k.nsSelector, err = metav1.LabelSelectorAsSelector(k.nsSel); err != nil {
+				return nil, nil, false, fmt.Errorf("prometheus_cr: %s namespace selector: %w", k.name, err)
+			}
+			needNamespaces = needNamespaces || !k.nsSelector.Empty()
+		}
+		started, err := w.start(ctx, k, handler)
+		switch {
+		case err != nil:
+			return nil, nil, false, err
+		case started:
+			active = append(active, k)
+		default:
+			log.Warn("prometheus_cr: the resource is not served (its Prometheus Operator CRD is not installed); watched for as soon as it is", "resource", k.gvr.GroupResource().String())
+			missing = append(missing, k)
+		}
+	}
+	return active, missing, needNamespaces, nil
 }
 
 // crdCheckInterval is how often kinds whose CRD was missing are looked for again.
