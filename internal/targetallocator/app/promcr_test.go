@@ -2,10 +2,14 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,6 +121,13 @@ config:
 	}
 	cfg.ListenAddr = freeAddr(t)
 	cfg.KubeConfigPath = kubeconfig(t)
+	p := newPKI(t)
+	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
+	if err := os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: freeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
+		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
 	base := "http://" + cfg.ListenAddr
@@ -143,6 +154,19 @@ config:
 	}
 	if strings.Contains(body, "hunter2") {
 		t.Errorf("/scrape_configs shows the secret over plain HTTP:\n%s", body)
+	}
+	// Over mutual TLS the collector gets the Secret's value, as upstream serves it.
+	pool := x509.NewCertPool()
+	pool.AddCert(p.ca)
+	mtls := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{p.clientCert}}}}
+	resp, err := mtls.Get("https://" + cfg.HTTPS.ListenAddr + "/scrape_configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secured, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(secured), `"password":"hunter2"`) {
+		t.Errorf("/scrape_configs over mTLS lacks the ServiceMonitor's password:\n%s", secured)
 	}
 
 	if err := dyn.Resource(promcr.ScrapeConfigs).Namespace(ns).Delete(ctx, "static", metav1.DeleteOptions{}); err != nil {
