@@ -75,7 +75,7 @@ func BenchmarkStoredServiceMonitor(b *testing.B) {
 	sm.APIVersion, sm.Kind = "monitoring.coreos.com/v1", "ServiceMonitor"
 	sm.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 1500)}
 	sm.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Apply", APIVersion: "monitoring.coreos.com/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: managedFields(60)}}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(managedFields(60))}}
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sm)
 	if err != nil {
 		b.Fatal(err)
@@ -112,7 +112,7 @@ func BenchmarkStoredServiceMonitor(b *testing.B) {
 }
 
 // managedFields is a FieldsV1 document naming n spec fields.
-func managedFields(n int) []byte {
+func managedFields(n int) string {
 	var b strings.Builder
 	b.WriteString(`{"f:spec":{`)
 	for i := range n {
@@ -122,5 +122,5 @@ func managedFields(n int) []byte {
 		fmt.Fprintf(&b, `"f:field%d":{}`, i)
 	}
 	b.WriteString("}}")
-	return []byte(b.String())
+	return b.String()
 }
