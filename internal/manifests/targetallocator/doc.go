@@ -1,9 +1,10 @@
 // Package targetallocator builds the objects the operator generates for a TargetAllocator: the
-// ConfigMap holding targetallocator.yaml, the Deployment running upstream's target allocator
-// image, its ServiceAccount, the Service collectors' prometheus receivers ask for targets, a
-// PodDisruptionBudget, and on request a NetworkPolicy and a ServiceMonitor. Names, labels, selector
-// labels, ports, the container name and the configuration file's keys are upstream's, so the
-// upstream target allocator binary reads the file and tools find the same objects.
+// ConfigMap holding targetallocator.yaml, the Deployment running the target allocator image
+// (this project's by default; upstream's works the same), its ServiceAccount, the Service
+// collectors' prometheus receivers ask for targets, a PodDisruptionBudget, and on request a
+// NetworkPolicy and a ServiceMonitor. Names, labels, selector
+// labels, ports, the container name and the configuration file's keys are upstream's, so
+// either target allocator binary reads the file and tools find the same objects.
 //
 // The builders are pure: every operator-wide input (default image, filters, feature gates,
 // detected APIs, the operator's proxy variables) is a field of Options, and the collector that

@@ -7,15 +7,13 @@ import (
 	"github.com/otelop/otelop/internal/naming"
 )
 
-// DefaultVersion is the target allocator version the operator deploys when spec.image is empty.
-const DefaultVersion = manifestutils.TargetAllocatorVersion
+// DefaultVersion is the target allocator version the operator deploys when spec.image is empty:
+// the operator's own, since the default image is this project's allocator of the same build.
+var DefaultVersion = manifestutils.TargetAllocatorVersion
 
-// DefaultImageRepository is the repository of upstream's target allocator image.
-const DefaultImageRepository = manifestutils.TargetAllocatorImageRepository
-
-// DefaultImage is upstream's default target allocator image (the --target-allocator-image
-// default).
-const DefaultImage = manifestutils.TargetAllocatorImage
+// DefaultImage is the --target-allocator-image default: this project's target allocator image
+// (manifestutils.TargetAllocatorImage).
+var DefaultImage = manifestutils.TargetAllocatorImage
 
 // Fixed names and values of the generated objects, as upstream's.
 const (

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
+	kubesd "github.com/prometheus/prometheus/discovery/kubernetes"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -45,7 +46,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config.scrape_configs: %w", err)
 	}
-	pipe := pipeline.New(alloc, filter.New(cfg.FilterStrategy, filter.FromScrapeConfigs(scs)))
+	relabel := filter.New(cfg.FilterStrategy, filter.FromScrapeConfigs(scs))
+	pipe := pipeline.New(alloc, relabel)
 	pipe.Observe = func(d time.Duration, kept int) {
 		m.timeToAllocate.WithLabelValues("SetTargets", cfg.AllocationStrategy).Observe(d.Seconds())
 		m.remaining.Set(float64(kept))
@@ -67,11 +69,18 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 
 	// Service discovery.
-	if err := discover(ctx, scs, reg, pipe, log); err != nil {
+	mgr, err := discover(ctx, scs, kubeconfigFile(cfg.KubeConfigPath), reg, pipe, log)
+	if err != nil {
 		return err
 	}
 	if err := srv.SetScrapeConfigs(scs); err != nil {
 		return fmt.Errorf("rendering scrape configs: %w", err)
+	}
+	if cfg.PrometheusCR.Enabled {
+		jobs := &jobSet{file: scs, kubeconfig: kubeconfigFile(cfg.KubeConfigPath), mgr: mgr, pipe: pipe, relabel: relabel, srv: srv, log: log}
+		if err := watchResources(ctx, cfg, jobs, log, errc); err != nil {
+			return err
+		}
 	}
 
 	// HTTP.
@@ -152,21 +161,17 @@ func watchCollectors(ctx context.Context, cfg config.Config, alloc *allocation.A
 
 // discover runs Prometheus service discovery for the scrape configs and feeds every target set
 // it syncs into pipe until ctx ends.
-func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) error {
+func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, kubeconfig string, reg prometheus.Registerer, pipe *pipeline.Pipeline, log *slog.Logger) (*discovery.Manager, error) {
 	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mgr := discovery.NewManager(ctx, log.With("component", "discovery"), reg, sdMetrics)
 	if mgr == nil {
-		return errors.New("service discovery manager could not be created")
+		return nil, errors.New("service discovery manager could not be created")
 	}
-	sd := make(map[string]discovery.Configs, len(scs))
-	for _, sc := range scs {
-		sd[sc.JobName] = sc.ServiceDiscoveryConfigs
-	}
-	if err := mgr.ApplyConfig(sd); err != nil {
-		return fmt.Errorf("service discovery: %w", err)
+	if err := mgr.ApplyConfig(sdConfigs(scs, kubeconfig)); err != nil {
+		return nil, fmt.Errorf("service discovery: %w", err)
 	}
 	go func() { _ = mgr.Run() }()
 	go func() {
@@ -179,7 +184,43 @@ func discover(ctx context.Context, scs []*promconfig.ScrapeConfig, reg prometheu
 			}
 		}
 	}()
-	return nil
+	return mgr, nil
+}
+
+// sdConfigs are the jobs' discovery configurations for the manager. When the allocator runs
+// with a kubeconfig file (outside a cluster), kubernetes_sd configurations that name no API
+// server use that file instead of the in-cluster configuration they would otherwise need; the
+// scrape configurations served to collectors are not changed.
+func sdConfigs(scs []*promconfig.ScrapeConfig, kubeconfig string) map[string]discovery.Configs {
+	sd := make(map[string]discovery.Configs, len(scs))
+	for _, sc := range scs {
+		cfgs := sc.ServiceDiscoveryConfigs
+		if kubeconfig != "" {
+			cfgs = make(discovery.Configs, len(sc.ServiceDiscoveryConfigs))
+			for i, c := range sc.ServiceDiscoveryConfigs {
+				if k, ok := c.(*kubesd.SDConfig); ok && k.APIServer.URL == nil && k.KubeConfig == "" {
+					cp := *k
+					cp.KubeConfig = kubeconfig
+					c = &cp
+				}
+				cfgs[i] = c
+			}
+		}
+		sd[sc.JobName] = cfgs
+	}
+	return sd
+}
+
+// kubeconfigFile is the kubeconfig file the allocator uses, "" for the in-cluster configuration
+// (as restConfig decides).
+func kubeconfigFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
 }
 
 func serve(s *http.Server, ln net.Listener) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,7 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "app: envtest assets missing; set KUBEBUILDER_ASSETS (make cluster-tools)")
 		os.Exit(1)
 	}
-	testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e })
+	// The project's CRDs and the Prometheus Operator's (generated from its API types module).
+	crds := []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"), filepath.Join("..", "promcr", "testdata", "crds")}
+	testenv.Main(m, testenv.Options{CRDDirectoryPaths: crds}, func(e *testenv.Env) { env = e })
 }
 
 func kubeconfig(t *testing.T) string {
@@ -158,15 +161,18 @@ config:
 	}
 }
 
-// union fetches each collector's targets, fails on overlap, and returns the sorted union.
-func union(t *testing.T, base string, ids ...string) string {
+// union fetches each collector's targets of job app, fails on overlap, and returns the sorted
+// union.
+func union(t *testing.T, base string, ids ...string) string { return unionJob(t, base, "app", ids...) }
+
+func unionJob(t *testing.T, base, job string, ids ...string) string {
 	seen := map[string]string{}
 	for _, id := range ids {
 		var groups []struct {
 			Targets []string          `json:"targets"`
 			Labels  map[string]string `json:"labels"`
 		}
-		getJSON(t, base+"/jobs/app/targets?collector_id="+id, &groups)
+		getJSON(t, base+"/jobs/"+url.QueryEscape(job)+"/targets?collector_id="+id, &groups)
 		for _, g := range groups {
 			for _, a := range g.Targets {
 				if prev, ok := seen[a]; ok {

@@ -55,3 +55,11 @@ func (r *Relabel) Keep(job string, lbls labels.Labels) bool {
 	}
 	return b.Get(model.AddressLabel) != ""
 }
+
+// SetJobs replaces the relabel configurations; it must not run concurrently with Keep (the
+// pipeline calls it under its lock). A nil filter ignores it.
+func (r *Relabel) SetJobs(byJob map[string][]*relabel.Config) {
+	if r != nil {
+		r.byJob = byJob
+	}
+}

@@ -40,3 +40,17 @@ func (p *Pipeline) Process(tsets map[string][]*targetgroup.Group) {
 		p.Observe(time.Since(start), p.set.Len())
 	}
 }
+
+// Reconfigure runs change (which updates the filter) while no update is processed, then
+// forgets the targets of jobs, taking them from the allocator until the next update brings
+// them back through the new filter.
+func (p *Pipeline) Reconfigure(jobs map[string]bool, change func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if change != nil {
+		change()
+	}
+	if removed := p.set.Forget(jobs); len(removed) > 0 {
+		p.alloc.Apply(nil, removed)
+	}
+}

@@ -135,3 +135,22 @@ func mix(x uint64) uint64 {
 	x ^= x >> 31
 	return x
 }
+
+// Forget removes every target of jobs and returns the kept ones among them, so that the next
+// Update builds and filters them again (their job's relabel configuration changed).
+func (s *Set) Forget(jobs map[string]bool) (removed []*Item) {
+	if len(jobs) == 0 {
+		return nil
+	}
+	for id, it := range s.items {
+		if !jobs[it.JobName] {
+			continue
+		}
+		delete(s.items, id)
+		if !it.dropped {
+			s.kept--
+			removed = append(removed, it)
+		}
+	}
+	return removed
+}

@@ -81,3 +81,24 @@ func TestNodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetRebuildsAJobsTargets: forgetting a job returns its kept targets and the next update
+// builds (and filters) them again; other jobs are untouched.
+func TestForgetRebuildsAJobsTargets(t *testing.T) {
+	s := NewSet(nil)
+	tsets := map[string][]*targetgroup.Group{
+		"a": {{Source: "a", Targets: []model.LabelSet{{"__address__": "x:1"}, {"__address__": "x:2"}}}},
+		"b": {{Source: "b", Targets: []model.LabelSet{{"__address__": "y:1"}}}},
+	}
+	if added, _ := s.Update(tsets); len(added) != 3 {
+		t.Fatalf("added %d, want 3", len(added))
+	}
+	removed := s.Forget(map[string]bool{"a": true})
+	if len(removed) != 2 || s.Len() != 1 {
+		t.Fatalf("forgot %d (len %d), want 2 (len 1)", len(removed), s.Len())
+	}
+	added, gone := s.Update(tsets)
+	if len(added) != 2 || len(gone) != 0 || s.Len() != 3 {
+		t.Fatalf("after forget: added %d removed %d len %d; want 2, 0, 3", len(added), len(gone), s.Len())
+	}
+}

@@ -1,0 +1,203 @@
+package promcr
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
+	promcommon "github.com/prometheus/common/config"
+	promconfig "github.com/prometheus/prometheus/config"
+	yaml "go.yaml.in/yaml/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// mapStore serves secrets and config maps from "namespace/name/key".
+type mapStore map[string]string
+
+func (m mapStore) SecretKey(ns string, sel corev1.SecretKeySelector) (string, error) {
+	return m.get("secret", ns, sel.Name, sel.Key, sel.Optional)
+}
+
+func (m mapStore) ConfigMapKey(ns string, sel corev1.ConfigMapKeySelector) (string, error) {
+	return m.get("configmap", ns, sel.Name, sel.Key, sel.Optional)
+}
+
+func (m mapStore) get(kind, ns, name, key string, optional *bool) (string, error) {
+	v, ok := m[kind+"/"+ns+"/"+name+"/"+key]
+	if !ok && (optional == nil || !*optional) {
+		return "", fmt.Errorf("%s %s/%s has no key %q", kind, ns, name, key)
+	}
+	return v, nil
+}
+
+var store = mapStore{
+	"secret/team-a/creds/user":   "scraper",
+	"secret/team-a/creds/pass":   "s3cret",
+	"secret/team-a/token/token":  "tok-123",
+	"secret/team-a/tls/key":      "KEY-PEM",
+	"secret/team-a/tls/cert":     "CERT-PEM",
+	"configmap/team-a/ca/ca.crt": "CA-PEM",
+	"secret/team-b/oauth/id":     "client",
+	"secret/team-b/oauth/secret": "client-secret",
+}
+
+func sel(name, key string) corev1.SecretKeySelector {
+	return corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}
+}
+
+//nolint:staticcheck // covers the deprecated bearerTokenSecret too
+func resources() Resources {
+	https := monv1.SchemeHTTPS
+	return Resources{
+		ServiceMonitors: []*monv1.ServiceMonitor{{
+			ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "team-a"},
+			Spec: monv1.ServiceMonitorSpec{
+				JobLabel:     "app.kubernetes.io/name",
+				TargetLabels: []string{"tier"},
+				Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "In", Values: []string{"prod", "stage"}}}},
+				Endpoints: []monv1.Endpoint{
+					{Port: "metrics", Interval: "15s", Path: "/metrics", Scheme: &https,
+						HTTPConfigWithProxyAndTLSFiles: monv1.HTTPConfigWithProxyAndTLSFiles{HTTPConfigWithTLSFiles: monv1.HTTPConfigWithTLSFiles{
+							HTTPConfigWithoutTLS: monv1.HTTPConfigWithoutTLS{BasicAuth: &monv1.BasicAuth{Username: sel("creds", "user"), Password: sel("creds", "pass")}},
+							TLSConfig: &monv1.TLSConfig{SafeTLSConfig: monv1.SafeTLSConfig{
+								CA:   monv1.SecretOrConfigMap{ConfigMap: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "ca"}, Key: "ca.crt"}},
+								Cert: monv1.SecretOrConfigMap{Secret: ptr.To(sel("tls", "cert"))}, KeySecret: ptr.To(sel("tls", "key")), ServerName: ptr.To("api.team-a")}},
+						}},
+						MetricRelabelConfigs: []monv1.RelabelConfig{{SourceLabels: []monv1.LabelName{"__name__"}, Regex: "go_.*", Action: "Drop"}}},
+					{TargetPort: ptr.To(intstr.FromInt32(9100)), HTTPConfigWithProxyAndTLSFiles: monv1.HTTPConfigWithProxyAndTLSFiles{HTTPConfigWithTLSFiles: monv1.HTTPConfigWithTLSFiles{
+						HTTPConfigWithoutTLS: monv1.HTTPConfigWithoutTLS{BearerTokenSecret: ptr.To(sel("token", "token"))}}}},
+				},
+				NamespaceSelector: monv1.NamespaceSelector{MatchNames: []string{"team-a", "team-a-canary"}},
+				SampleLimit:       ptr.To[int64](5000),
+			},
+		}},
+		PodMonitors: []*monv1.PodMonitor{{
+			ObjectMeta: metav1.ObjectMeta{Name: "workers", Namespace: "team-a"},
+			Spec: monv1.PodMonitorSpec{
+				Selector:        metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "worker", Operator: "Exists"}}},
+				PodTargetLabels: []string{"queue"},
+				PodMetricsEndpoints: []monv1.PodMetricsEndpoint{{Port: ptr.To("http-metrics"), Interval: "1m",
+					HTTPConfigWithProxy: monv1.HTTPConfigWithProxy{HTTPConfig: monv1.HTTPConfig{HTTPConfigWithoutTLS: monv1.HTTPConfigWithoutTLS{
+						Authorization: &monv1.SafeAuthorization{Credentials: ptr.To(sel("token", "token"))}}}},
+					RelabelConfigs: []monv1.RelabelConfig{{TargetLabel: "team", Replacement: ptr.To("a"), Action: "Replace"}}}},
+				NamespaceSelector: monv1.NamespaceSelector{Any: true},
+			},
+		}},
+		Probes: []*monv1.Probe{{
+			ObjectMeta: metav1.ObjectMeta{Name: "sites", Namespace: "team-b"},
+			Spec: monv1.ProbeSpec{Module: "http_2xx", ProberSpec: monv1.ProberSpec{URL: "blackbox.monitoring:9115"},
+				Targets: monv1.ProbeTargets{StaticConfig: &monv1.ProbeTargetStaticConfig{Targets: []string{"https://example.test"}, Labels: map[string]string{"site": "main"}}}},
+		}},
+		ScrapeConfigs: []*monv1alpha1.ScrapeConfig{{
+			ObjectMeta: metav1.ObjectMeta{Name: "external", Namespace: "team-b"},
+			Spec: monv1alpha1.ScrapeConfigSpec{
+				JobName:        ptr.To("external"),
+				ScrapeInterval: ptr.To(monv1.Duration("45s")),
+				StaticConfigs:  []monv1alpha1.StaticConfig{{Targets: []monv1alpha1.Target{"10.0.0.1:9100"}, Labels: map[string]string{"dc": "one"}}},
+				HTTPSDConfigs: []monv1alpha1.HTTPSDConfig{{URL: "https://sd.example.test/targets",
+					OAuth2: &monv1.OAuth2{ClientID: monv1.SecretOrConfigMap{Secret: ptr.To(sel("oauth", "id"))}, ClientSecret: sel("oauth", "secret"), TokenURL: "https://auth.example.test/token"}}},
+			},
+		}},
+	}
+}
+
+// TestTranslateGolden: the scrape configurations of each kind, secrets resolved, against
+// testdata/translate.golden.yaml; Prometheus accepts every one of them.
+func TestTranslateGolden(t *testing.T) {
+	scs, errs := Translate(resources(), store, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	got, err := yaml.Marshal(map[string]any{"scrape_configs": scs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "translate.golden.yaml", got)
+
+	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(loaded) != len(scs) {
+		t.Fatalf("loaded %d of %d", len(loaded), len(scs))
+	}
+	byJob := map[string]time.Duration{}
+	for _, sc := range loaded {
+		byJob[sc.JobName] = time.Duration(sc.ScrapeInterval)
+	}
+	for job, want := range map[string]time.Duration{"serviceMonitor/team-a/api/0": 15 * time.Second,
+		"serviceMonitor/team-a/api/1": 30 * time.Second, "scrapeConfig/team-b/external": 45 * time.Second} {
+		if byJob[job] != want {
+			t.Errorf("%s: scrape_interval %v, want %v", job, byJob[job], want)
+		}
+	}
+	sm0 := loaded[indexOf(loaded, "serviceMonitor/team-a/api/0")]
+	if sm0.HTTPClientConfig.BasicAuth == nil || sm0.HTTPClientConfig.BasicAuth.Password != promcommon.Secret("s3cret") {
+		t.Errorf("basic auth not resolved: %+v", sm0.HTTPClientConfig.BasicAuth)
+	}
+}
+
+func indexOf(scs []*promconfig.ScrapeConfig, job string) int {
+	for i, sc := range scs {
+		if sc.JobName == job {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestTranslateErrors: a resource that cannot be translated is left out with an error that
+// names it and the field; the others are kept.
+func TestTranslateErrors(t *testing.T) {
+	res := resources()
+	res.ServiceMonitors[0].Spec.Endpoints[0].BasicAuth.Password = sel("missing", "pass")
+	fsProbe := resources().ServiceMonitors[0].DeepCopy()
+	fsProbe.Name = "files"
+	fsProbe.Spec.Endpoints = []monv1.Endpoint{{Port: "m", BearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"}}
+	res.ServiceMonitors = append(res.ServiceMonitors, fsProbe)
+	res.ScrapeConfigs[0].Spec.ConsulSDConfigs = []monv1alpha1.ConsulSDConfig{{Server: "consul:8500"}}
+	scs, errs := Translate(res, store, Options{DenyFSAccess: true})
+	msgs := fmt.Sprint(errs)
+	for _, want := range []string{
+		`ServiceMonitor team-a/api: spec.endpoints[0].basicAuth.password: secret team-a/missing has no key "pass"`,
+		"ServiceMonitor team-a/files: spec.endpoints[0].bearerTokenFile: refused: deny_fs_access_through_sms is set",
+		"ScrapeConfig team-b/external: spec.consulSDConfigs: this discovery is not supported",
+	} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("errors %s\nlack %q", msgs, want)
+		}
+	}
+	if len(scs) != 2 { // the PodMonitor and the Probe
+		t.Errorf("kept %d scrape configs, want 2", len(scs))
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/targetallocator/promcr/ -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs; review and run go test ./internal/targetallocator/promcr/ -update\n--- got:\n%s", path, got)
+	}
+}
