@@ -424,11 +424,7 @@ func (e *env) report(name string, before, after snapshot, writes map[string]int)
 
 // knownRestarts are the rollouts a switch still causes, by name prefix of the pods (and of their
 // workload), each with its reason. Every entry is a bug to fix, not a deliberate difference.
-var knownRestarts = map[string]string{
-	"scraper-targetallocator": "the target allocator's app.kubernetes.io/version label (pod template included) is " +
-		"upstream's \"latest\" when the TargetAllocator's spec.image is empty, ours is the default image's tag " +
-		"(internal/manifests/targetallocator, documented there as deliberate)",
-}
+var knownRestarts = map[string]string{}
 
 func knownRestart(obj string) string {
 	_, name, _ := strings.Cut(obj, "/")

@@ -99,7 +99,9 @@ func Image(ta v1alpha1.TargetAllocator, opts Options) string {
 
 // labels are the resource's labels (filtered) plus the standard ones, for an object called name.
 func (s *state) labels(name string) map[string]string {
-	return manifestutils.Labels(s.ta.ObjectMeta, name, Image(s.ta, s.opts), ComponentTargetAllocator, s.labelsFilter)
+	// As upstream: the version label is spec.image's tag ("latest" when spec.image is empty), not the
+	// default image's, so that a takeover from upstream does not roll the target allocator's pods.
+	return manifestutils.Labels(s.ta.ObjectMeta, name, s.ta.Spec.Image, ComponentTargetAllocator, s.labelsFilter)
 }
 
 // meta is the metadata of a generated object called name: labels and the resource's annotations,

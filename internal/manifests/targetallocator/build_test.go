@@ -168,7 +168,7 @@ func TestBuild(t *testing.T) {
 				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "opentelemetry-operator"), o.GetName())
 				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/component", "opentelemetry-targetallocator"))
 				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/instance", "observability.standalone"))
-				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/version", DefaultVersion))
+				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/version", "latest"), "upstream: spec.image empty means latest")
 				g.Expect(o.GetOwnerReferences()).To(BeEmpty())
 			}
 		},

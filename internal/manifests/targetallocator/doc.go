@@ -13,7 +13,6 @@
 // Differences from upstream, all deliberate:
 //   - the --labels-filter and --annotations-filter apply to every generated object (upstream
 //     filters labels only on the NetworkPolicy);
-//   - app.kubernetes.io/version comes from the image that actually runs, not only spec.image;
 //   - with allocation strategy least-weighted no PodDisruptionBudget is generated even when
 //     spec.podDisruptionBudget is set (upstream fails the whole reconcile), so the target
 //     allocator keeps running;
