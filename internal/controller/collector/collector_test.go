@@ -180,10 +180,13 @@ func TestPruneWhenFeaturesAreRemoved(t *testing.T) {
 		get(g, ns, "feat-ingress", &networkingv1.Ingress{})
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
-	get(g, ns, "feat", col)
-	col.Spec.Autoscaler = nil
-	col.Spec.Ingress = v1beta1.Ingress{}
-	g.Expect(k8s.Update(ctx, col)).To(Succeed())
+	// The status may move between the read and the update (a write of the controller's): retry.
+	g.Eventually(func() error {
+		get(g, ns, "feat", col)
+		col.Spec.Autoscaler = nil
+		col.Spec.Ingress = v1beta1.Ingress{}
+		return k8s.Update(ctx, col)
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "feat-collector"}, &autoscalingv2.HorizontalPodAutoscaler{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "HPA pruned")

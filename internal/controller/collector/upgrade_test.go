@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
@@ -40,6 +41,10 @@ service:
 	get(g, ns, "old", col)
 	col.Status.Version = "0.100.0"
 	g.Expect(k8s.Status().Update(ctx, col)).To(Succeed())
+	// Our operator then reconciles it (on start, or on its next change): a status write alone is
+	// not watched, so touch an annotation.
+	patch := []byte(`{"metadata":{"annotations":{"test.otelop.io/poke":"1"}}}`)
+	g.Expect(k8s.Patch(ctx, col, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
 		cms := &corev1.ConfigMapList{}
