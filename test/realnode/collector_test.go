@@ -87,16 +87,21 @@ spec:
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
 	}).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
 
-	pods := &corev1.PodList{}
-	g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
-	g.Expect(pods.Items).To(HaveLen(1))
-	pod := pods.Items[0]
+	// The container is ready through its probe. On a loaded machine one probe may time out right
+	// after the collector turned Ready, so the state is awaited rather than read once.
+	var pod corev1.Pod
+	g.Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1))
+		pod = pods.Items[0]
+		g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
+			HaveField("Ready", BeTrue()), HaveField("RestartCount", BeZero()))))
+	}).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
 	container := pod.Spec.Containers[0]
 	g.Expect(container.Image).To(Equal(realnode.CollectorImage))
 	g.Expect(container.ReadinessProbe).NotTo(BeNil(), "the operator derives a readiness probe from health_check")
 	g.Expect(container.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(13133))
-	g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
-		HaveField("Ready", BeTrue()), HaveField("RestartCount", BeZero()))))
 	logs, err := podLogs(ctx, ns, pod.Name, container.Name)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(logs).To(ContainSubstring("Everything is ready"))
