@@ -1,0 +1,176 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/api/v1beta1"
+)
+
+// midConverge creates the collectors of ns and returns once the operator has created the first
+// of their Deployments (while most are not Ready yet), logging how far it got.
+func midConverge(ctx context.Context, t *testing.T, ns string, n int) {
+	t.Helper()
+	createCollectors(ctx, t, ns, n, time.Now().Add(time.Minute))
+	waitFor(ctx, t, "the first collector Deployment", time.Minute, func(ctx context.Context) bool {
+		return managedDeployments(ctx, ns) > 0
+	})
+	ready, _ := readyCount(ctx, ns)
+	t.Logf("fault injected with %d of %d Deployments created, %d collectors Ready", managedDeployments(ctx, ns), n, ready)
+}
+
+// TestAPIServerCrashMidConverge SIGKILLs the kube-apiserver while the operator converges the
+// collectors, leaves it down for 3s and starts it again.
+func TestAPIServerCrashMidConverge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ensureRunning(ctx, t)
+	const ns = "chaos-apiserver"
+	from := auditOffset(t)
+	users := createNamespace(ctx, t, ns)
+	n := collectorCount(t)
+	midConverge(ctx, t, ns, n)
+	if err := cluster.RestartAPIServer(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if op.p.Exited() {
+		t.Fatalf("the operator exited while the API server was down:\n%s", op.p.Tail(20))
+	}
+	checkAfter(ctx, t, ns, n, users, from)
+}
+
+// TestOperatorKilledMidReconcile SIGKILLs the operator while it converges the collectors and
+// starts it again.
+func TestOperatorKilledMidReconcile(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ensureRunning(ctx, t)
+	const ns = "chaos-killed"
+	from := auditOffset(t)
+	users := createNamespace(ctx, t, ns)
+	n := collectorCount(t)
+	midConverge(ctx, t, ns, n)
+	op.kill()
+	time.Sleep(time.Second)
+	if err := op.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkAfter(ctx, t, ns, n, users, from)
+}
+
+// TestOperatorDownWhileCreating stops the operator, then creates pods and collectors. The pod
+// webhook fails open (failurePolicy Ignore): pods are admitted as they are. The collector
+// webhooks fail closed (failurePolicy Fail): no collector is stored without defaulting and
+// validation, so the creates are retried, as a user or a GitOps tool would, until the operator is
+// back 5s later; then all converge.
+func TestOperatorDownWhileCreating(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ensureRunning(ctx, t)
+	const ns = "chaos-down"
+	from := auditOffset(t)
+	users := createNamespace(ctx, t, ns)
+	n := collectorCount(t)
+	op.stop()
+
+	for i := range 3 {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%03d-collector-pod", i), Namespace: ns,
+			Annotations: map[string]string{"sidecar.opentelemetry.io/inject": "false"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}}}
+		if err := k8s.Create(ctx, pod); err != nil {
+			t.Fatalf("creating a pod with the operator down (the pod webhook must fail open): %v", err)
+		}
+		users = append(users, pod)
+	}
+	err := k8s.Create(ctx, newCollector(t, ns, collectorName(0)))
+	if err == nil || !isWebhookDown(err) {
+		t.Fatalf("creating a collector with the operator down: got %v; want the webhook call to fail", err)
+	}
+
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(5 * time.Second)
+		restarted <- op.start(ctx)
+	}()
+	createCollectors(ctx, t, ns, n, time.Now().Add(2*time.Minute))
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	cols := &v1beta1.OpenTelemetryCollectorList{}
+	if err := k8s.List(ctx, cols, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cols.Items {
+		if c.Spec.UpgradeStrategy == "" {
+			t.Errorf("collector %s was stored without the defaulting webhook", c.Name)
+		}
+	}
+	checkAfter(ctx, t, ns, n, users, from)
+}
+
+// TestSecondWriterFight has a second writer set the replicas of one collector's Deployment every
+// 200ms for 10s. The operator must restore its value each time without spinning: at most one
+// Deployment write per foreign write, a few status and Event writes on top, nothing to other
+// collectors, and nothing once the fight stops.
+func TestSecondWriterFight(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ensureRunning(ctx, t)
+	const ns = "chaos-fight"
+	from := auditOffset(t)
+	users := createNamespace(ctx, t, ns)
+	n := collectorCount(t)
+	createCollectors(ctx, t, ns, n, time.Now().Add(time.Minute))
+	waitFor(ctx, t, "the collectors Ready", 3*time.Minute, func(ctx context.Context) bool {
+		ready, _ := readyCount(ctx, ns)
+		return ready == n
+	})
+
+	target := collectorName(0) + "-collector"
+	fightFrom := auditOffset(t)
+	fights := 0
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: ns}}
+		if err := k8s.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)),
+			client.FieldOwner("chaos-fighter")); err != nil {
+			t.Fatal(err)
+		}
+		fights++
+	}
+	waitFor(ctx, t, "the operator to restore replicas 1", 30*time.Second, func(ctx context.Context) bool {
+		dep := &appsv1.Deployment{}
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target}, dep) == nil &&
+			dep.Spec.Replicas != nil && *dep.Spec.Replicas == 1
+	})
+
+	writes := operatorWrites(t, fightFrom)
+	deployments := 0
+	for _, ev := range writes {
+		if ev.ObjectRef == nil || ev.ObjectRef.Namespace != ns {
+			continue
+		}
+		if ev.ObjectRef.Name != target && ev.ObjectRef.Name != collectorName(0) && ev.Resource() != "events" {
+			t.Errorf("during the fight over %s the operator wrote %s %s %s", target, ev.Verb, ev.Resource(), ev.ObjectRef.Name)
+		}
+		if ev.Resource() == "deployments" {
+			deployments++
+		}
+	}
+	t.Logf("%d foreign writes to %s; the operator's writes meanwhile: %d (%d to the Deployment)", fights, target, len(writes), deployments)
+	if deployments > fights+2 || len(writes) > 4*fights+10 {
+		t.Errorf("the operator spins: %d writes (%d to the Deployment) against %d foreign writes: %s",
+			len(writes), deployments, fights, describe(writes, 20))
+	}
+	if deployments == 0 {
+		t.Errorf("the operator never restored %s's replicas", target)
+	}
+	checkAfter(ctx, t, ns, n, users, from)
+}
