@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 )
 
 // midConverge creates the collectors of ns and returns once the operator has created the first
@@ -116,9 +117,12 @@ func TestOperatorDownWhileCreating(t *testing.T) {
 	checkAfter(ctx, t, ns, n, users, from)
 }
 
-// TestSecondWriterFight has a second writer set the replicas of one collector's Deployment every
-// 200ms for 10s. The operator must restore its value each time without spinning: at most one
-// Deployment write per foreign write, a few status and Event writes on top, nothing to other
+// TestSecondWriterFight has a second writer fight the operator for 8s each over two fields of
+// owned objects: the replicas of collector c-000's Deployment, and the managed-by label of
+// collector c-001's Service (which takes the Service out of the operator's label-filtered cache).
+// The operator must restore its value each time without spinning: at most one write of the
+// object per foreign write, a bounded number of status and Event writes on top (measured: about 6
+// per replicas fight, as the rollout to 3 pods and back is reported), nothing to other
 // collectors, and nothing once the fight stops.
 func TestSecondWriterFight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -134,43 +138,58 @@ func TestSecondWriterFight(t *testing.T) {
 		return ready == n
 	})
 
-	target := collectorName(0) + "-collector"
-	fightFrom := auditOffset(t)
+	fight(ctx, t, ns, collectorName(0), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: collectorName(0) + "-collector", Namespace: ns}},
+		`{"spec":{"replicas":3}}`, func(o client.Object) bool {
+			r := o.(*appsv1.Deployment).Spec.Replicas
+			return r != nil && *r == 1
+		})
+	fight(ctx, t, ns, collectorName(1), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: collectorName(1) + "-collector", Namespace: ns}},
+		`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"someone-else"}}}`, func(o client.Object) bool {
+			return o.GetLabels()[manifestutils.LabelManagedBy] == manifestutils.ManagedBy
+		})
+	checkAfter(ctx, t, ns, n, users, from)
+}
+
+// fight merge-patches target (an object of collector col) with patch every 200ms for 8s as a
+// second writer, waits until restored(live target) holds, and checks the operator's writes in
+// the meantime (see TestSecondWriterFight).
+func fight(ctx context.Context, t *testing.T, ns, col string, target client.Object, patch string, restored func(client.Object) bool) {
+	t.Helper()
+	kind := fmt.Sprintf("%T", target)
+	from := auditOffset(t)
 	fights := 0
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: ns}}
-		if err := k8s.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)),
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if err := k8s.Patch(ctx, target.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)),
 			client.FieldOwner("chaos-fighter")); err != nil {
 			t.Fatal(err)
 		}
 		fights++
 	}
-	waitFor(ctx, t, "the operator to restore replicas 1", 30*time.Second, func(ctx context.Context) bool {
-		dep := &appsv1.Deployment{}
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target}, dep) == nil &&
-			dep.Spec.Replicas != nil && *dep.Spec.Replicas == 1
+	waitFor(ctx, t, "the operator to restore "+target.GetName(), 30*time.Second, func(ctx context.Context) bool {
+		live := target.DeepCopyObject().(client.Object)
+		return k8s.Get(ctx, client.ObjectKeyFromObject(target), live) == nil && restored(live)
 	})
 
-	writes := operatorWrites(t, fightFrom)
-	deployments := 0
+	writes := operatorWrites(t, from)
+	own := 0
 	for _, ev := range writes {
 		if ev.ObjectRef == nil || ev.ObjectRef.Namespace != ns {
 			continue
 		}
-		if ev.ObjectRef.Name != target && ev.ObjectRef.Name != collectorName(0) && ev.Resource() != "events" {
-			t.Errorf("during the fight over %s the operator wrote %s %s %s", target, ev.Verb, ev.Resource(), ev.ObjectRef.Name)
+		if ev.ObjectRef.Name != target.GetName() && ev.ObjectRef.Name != col && ev.Resource() != "events" {
+			t.Errorf("during the fight over %s the operator wrote %s %s %s", target.GetName(), ev.Verb, ev.Resource(), ev.ObjectRef.Name)
 		}
-		if ev.Resource() == "deployments" {
-			deployments++
+		if ev.ObjectRef.Name == target.GetName() {
+			own++
 		}
 	}
-	t.Logf("%d foreign writes to %s; the operator's writes meanwhile: %d (%d to the Deployment)", fights, target, len(writes), deployments)
-	if deployments > fights+2 || len(writes) > 4*fights+10 {
-		t.Errorf("the operator spins: %d writes (%d to the Deployment) against %d foreign writes: %s",
-			len(writes), deployments, fights, describe(writes, 20))
+	t.Logf("%d foreign writes to %s %s; the operator's writes meanwhile: %d (%d to it): %s", fights, kind, target.GetName(),
+		len(writes), own, summarize(writes))
+	if own == 0 {
+		t.Errorf("the operator never restored %s", target.GetName())
 	}
-	if deployments == 0 {
-		t.Errorf("the operator never restored %s's replicas", target)
+	if own > fights+2 || len(writes) > 10*fights+10 {
+		t.Errorf("the operator spins: %d writes (%d to %s) against %d foreign writes: %s",
+			len(writes), own, target.GetName(), fights, describe(writes, 20))
 	}
-	checkAfter(ctx, t, ns, n, users, from)
 }
