@@ -156,6 +156,7 @@ func TestSecondWriterFight(t *testing.T) {
 func fight(ctx context.Context, t *testing.T, ns, col string, target client.Object, patch string, restored func(client.Object) bool) {
 	t.Helper()
 	kind := fmt.Sprintf("%T", target)
+	waitQuiet(ctx, t) // what the last change set going (a rollout, its status) is over
 	from := auditOffset(t)
 	fights := 0
 	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {

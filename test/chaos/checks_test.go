@@ -296,6 +296,23 @@ func checkIdle(ctx context.Context, t *testing.T) {
 	t.Errorf("the operator keeps writing at idle: %d writes in the last %s: %s", len(writes), idleWindow, describe(writes, 20))
 }
 
+// waitQuiet waits (up to 30s) for a 2s window in which the operator writes nothing.
+func waitQuiet(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); {
+		from := auditOffset(t)
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+		if len(operatorWrites(t, from)) == 0 {
+			return
+		}
+	}
+	t.Fatal("the operator did not stop writing for 2s within 30s")
+}
+
 // auditOffset is the audit log's current size: the start of a window.
 func auditOffset(t *testing.T) int64 {
 	t.Helper()
