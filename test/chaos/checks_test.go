@@ -180,7 +180,24 @@ func checkAfter(ctx context.Context, t *testing.T, ns string, n int, users []cli
 	t.Logf("all %d collectors of %s Ready %s after the fault ended", n, ns, time.Since(start).Round(100*time.Millisecond))
 	checkOwned(ctx, t)
 	checkUsers(ctx, t, users, from)
+	checkOthersUntouched(t, ns, from)
 	checkIdle(ctx, t)
+}
+
+// checkOthersUntouched checks that since audit offset from the operator wrote nothing in the
+// namespaces of earlier scenarios: their collectors had converged, and neither the fault (a
+// restart, a relist after the API server came back) nor this scenario's work may cost them a write.
+func checkOthersUntouched(t *testing.T, ns string, from int64) {
+	t.Helper()
+	var others []simcluster.AuditEvent
+	for _, ev := range operatorWrites(t, from) {
+		if ev.ObjectRef != nil && strings.HasPrefix(ev.ObjectRef.Namespace, "chaos-") && ev.ObjectRef.Namespace != ns {
+			others = append(others, ev)
+		}
+	}
+	if len(others) > 0 {
+		t.Errorf("the operator wrote %d times to converged collectors of other namespaces: %s", len(others), describe(others, 20))
+	}
 }
 
 // kinds are the kinds the collector builder can produce here.
