@@ -49,7 +49,7 @@ func TestAPIServerCrashMidConverge(t *testing.T) {
 }
 
 // TestOperatorKilledMidReconcile SIGKILLs the operator while it converges the collectors and
-// starts it again.
+// starts it again, twice: when the first Deployments exist, and when half the collectors are Ready.
 func TestOperatorKilledMidReconcile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -59,11 +59,22 @@ func TestOperatorKilledMidReconcile(t *testing.T) {
 	users := createNamespace(ctx, t, ns)
 	n := collectorCount(t)
 	midConverge(ctx, t, ns, n)
-	op.kill()
-	time.Sleep(time.Second)
-	if err := op.start(ctx); err != nil {
-		t.Fatal(err)
+	restart := func() {
+		op.kill()
+		time.Sleep(time.Second)
+		if err := op.start(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
+	restart()
+	// Once more when half are Ready: the rest are mid-rollout, their status writes in flight.
+	ready := 0
+	waitFor(ctx, t, "half of the collectors Ready", 3*time.Minute, func(ctx context.Context) bool {
+		ready, _ = readyCount(ctx, ns)
+		return ready >= n/2
+	})
+	t.Logf("second SIGKILL with %d of %d collectors Ready", ready, n)
+	restart()
 	checkAfter(ctx, t, ns, n, users, from)
 }
 
