@@ -371,20 +371,3 @@ func describe(writes []simcluster.AuditEvent, max int) string {
 	return strings.Join(parts, ", ")
 }
 
-// summarize counts writes per "verb resource".
-func summarize(writes []simcluster.AuditEvent) string {
-	counts := map[string]int{}
-	for _, ev := range writes {
-		counts[ev.Verb+" "+ev.Resource()]++
-	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
-	}
-	return strings.Join(parts, ", ")
-}
