@@ -370,4 +370,3 @@ func describe(writes []simcluster.AuditEvent, max int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
