@@ -343,6 +343,9 @@ func auditOffset(t *testing.T) int64 {
 // operatorWrites returns the operator's write requests in the audit log since offset from.
 func operatorWrites(t *testing.T, from int64) []simcluster.AuditEvent {
 	t.Helper()
+	if size := auditOffset(t); size < from {
+		t.Fatalf("the audit log shrank (%d bytes, a window started at %d): a restarted API server truncated it, the window is lost", size, from)
+	}
 	var out []simcluster.AuditEvent
 	if err := simcluster.ReadAudit(cluster.AuditLog, from, func(ev simcluster.AuditEvent) {
 		if ev.IsWrite() && ev.User.Username == operatorUser {
