@@ -76,6 +76,10 @@ type Cluster struct {
 	opts  Options
 	pki   *pki
 	procs []*proc.Process
+	// apiserverArgs are the kube-apiserver's flags, for RestartAPIServer.
+	apiserverArgs []string
+	// restarts counts RestartAPIServer calls (each restart gets its own log file).
+	restarts int
 }
 
 // Start brings up the cluster and returns once every component is ready and the fake nodes are
@@ -242,6 +246,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
 		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+c.AuditLog,
 			"--audit-log-format=json", "--audit-log-mode=blocking")
 	}
+	c.apiserverArgs = args
 	p, err := c.start("kube-apiserver", args...)
 	if err != nil {
 		return err
@@ -260,6 +265,11 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
 		return err
 	}
 	c.Config.QPS, c.Config.Burst = 200, 400
+	return c.waitAPIServer(ctx, p)
+}
+
+// waitAPIServer waits until the kube-apiserver process p answers /readyz.
+func (c *Cluster) waitAPIServer(ctx context.Context, p *proc.Process) error {
 	rc, err := rest.RESTClientFor(withCodec(rest.CopyConfig(c.Config)))
 	if err != nil {
 		return err

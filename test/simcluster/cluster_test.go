@@ -19,7 +19,8 @@ import (
 
 // TestDeploymentBecomesAvailable is the foundation's end-to-end proof: the real controller-manager
 // creates pods, the real scheduler binds them to fake nodes, kwok makes them Ready, and the
-// Deployment reports 3/3 available. Stopping the cluster leaves no process behind.
+// Deployment reports 3/3 available. The API server survives a crash and restart. Stopping the
+// cluster leaves no process behind.
 func TestDeploymentBecomesAvailable(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -69,6 +70,15 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 		g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
 		g.Expect(p.Status.ContainerStatuses[0].Started).To(Equal(ptr.To(true)))
 	}
+
+	// A crashed API server comes back on the same port with the same data; the new process is
+	// one of the cluster's, so Stop ends it too.
+	before := c.PIDs()
+	g.Expect(c.RestartAPIServer(ctx, 100*time.Millisecond)).To(Succeed())
+	g.Expect(c.PIDs()).NotTo(Equal(before))
+	d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d.Status.AvailableReplicas).To(Equal(int32(3)))
 
 	pids := c.PIDs()
 	g.Expect(pids).To(HaveLen(5))
