@@ -62,7 +62,7 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) error
 		return err
 	}
 	patch := []byte(`{"spec":{"config":{"processors":{"batch":{"timeout":"` + churnMarker + `"}}}}}`)
-	say("churn: changing the configuration of %d collectors at once (%v)", len(idx), c.ByKind)
+	say("churn: changing the configuration of %d collectors at once (%s)", len(idx), c.kinds())
 	c.LoadAt = procstat.LoadAvg()
 	start := time.Now()
 	if err := parallel(ctx, len(idx), len(idx), func(ctx context.Context, j int) error {
@@ -209,4 +209,15 @@ func sidecarApp(ns, collector string) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// kinds is "3 Deployment, 3 DaemonSet, 2 StatefulSet".
+func (c *churnResult) kinds() string {
+	var parts []string
+	for _, k := range []string{"Deployment", "DaemonSet", "StatefulSet"} {
+		if c.ByKind[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.ByKind[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // printTables prints the comparison with upstream and the per-scenario details.
@@ -82,8 +83,12 @@ func printTables(w io.Writer, res *results) {
 		fmt.Fprintf(w, "| writes in %.0f s of idling | %s (%.0f reconciles) |\n\n", s.IdleSeconds, s.IdleWrites, s.IdleReconciles)
 	}
 	for _, s := range res.Scenarios {
-		fmt.Fprintf(w, "Scenario %s: noise %s; load average %s when the collectors were created, %s at the floor; creating the collectors took %.1f s; writes to converge: %s",
-			s.Name, s.NoiseSizes, s.LoadAtCollectors, s.LoadAtFloor, s.CreateSeconds, s.ConvergeWrites)
+		floorLoad := ""
+		if s.LoadAtFloor != "" {
+			floorLoad = ", " + s.LoadAtFloor + " at the floor"
+		}
+		fmt.Fprintf(w, "Scenario %s: noise %s; load average %s when the collectors were created%s; creating the collectors took %.1f s; writes to converge: %s",
+			s.Name, s.NoiseSizes, s.LoadAtCollectors, floorLoad, s.CreateSeconds, s.ConvergeWrites)
 		if s.RestartWrites != nil {
 			fmt.Fprintf(w, "; on a restart: start-up reconciles done after %.1f s, writes: %s", s.RestartQuietSeconds, *s.RestartWrites)
 		}
@@ -104,6 +109,7 @@ func printScale(w io.Writer, runs []*scaleResult) {
 	if len(runs) == 0 {
 		return
 	}
+	fmt.Fprintln(w)
 	var floor *scaleResult
 	for _, r := range runs {
 		if r.FloorSeconds > 0 {
@@ -114,8 +120,8 @@ func printScale(w io.Writer, runs []*scaleResult) {
 		if r.Name != "scale" && r.Name != "churn" {
 			continue
 		}
-		fmt.Fprintf(w, "Scale (%s): %d collectors, a quarter each %v, %d fake nodes, %d workloads with %d pods; load average %s at the creates, %s after convergence%s\n\n",
-			r.Name, r.Collectors, r.Modes, r.Nodes, r.Workloads, r.WorkloadPods, r.LoadAtCreate, r.LoadAfter, argsNote(r))
+		fmt.Fprintf(w, "Scenario %s: %d collectors, a quarter each of %s, %d fake nodes, %d workloads with %d pods; load average %s at the creates, %s after convergence%s\n\n",
+			r.Name, r.Collectors, strings.Join(r.Modes, ", "), r.Nodes, r.Workloads, r.WorkloadPods, r.LoadAtCreate, r.LoadAfter, argsNote(r))
 		fmt.Fprintln(w, "| figure | this operator |")
 		fmt.Fprintln(w, "| --- | --- |")
 		fmt.Fprintf(w, "| time from the first create to every workload Available / every collector Ready=True | %.1f s / %.1f s (creates took %.1f s) |\n",
@@ -131,8 +137,8 @@ func printScale(w io.Writer, runs []*scaleResult) {
 			fmt.Fprintf(w, "| Deployments asking for a sidecar collector: Available, pods injected | %.1f s, %d/%d |\n", r.SidecarAppsSeconds, r.SidecarInjected, r.SidecarApps)
 		}
 		if c := r.Churn; c != nil {
-			fmt.Fprintf(w, "| churn: config of %d collectors %v changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (load average %s) |\n",
-				c.Collectors, c.ByKind, c.TemplatesSeconds, c.Seconds, c.LoadAt)
+			fmt.Fprintf(w, "| churn: config of %d collectors (%s) changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (load average %s) |\n",
+				c.Collectors, c.kinds(), c.TemplatesSeconds, c.Seconds, c.LoadAt)
 			fmt.Fprintf(w, "| churn: writes | %s |\n", perCollector(c.Writes, c.Collectors))
 		}
 		fmt.Fprintln(w)
