@@ -28,6 +28,12 @@ type churnResult struct {
 	// operator's part); Seconds adds the rollouts (the controllers' and kwok's part).
 	TemplatesSeconds float64    `json:"templates_seconds"`
 	Writes           writeCount `json:"writes"`
+	// FloorSeconds is the same change made directly by a client on the floor's cluster: a new
+	// ConfigMap per workload and the pod template switched to it, until every rollout is complete.
+	FloorSeconds float64 `json:"floor_seconds,omitempty"`
+	LoadAtFloor  string  `json:"loadavg_at_floor,omitempty"`
+
+	keys []string // the churned workloads, namespace/name
 }
 
 // churnMarker is the batch processor's timeout the churn sets; the new ConfigMap must contain it.
@@ -36,7 +42,8 @@ const churnMarker = "1m7s"
 // churn (scale step) changes the configuration of the first --churn-collectors collectors that
 // have a workload, all at once, and waits until every one of their workloads' pod templates mounts
 // a new ConfigMap that holds the change and the rollout is complete.
-func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) error {
+func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) (err error) {
+	var keys []string
 	var idx []int
 	for i := 0; i < r.Collectors && len(idx) < b.cfg.churnCollectors; i++ {
 		if scaleMode(i) != "sidecar" {
@@ -44,11 +51,12 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) error
 		}
 	}
 	c.Collectors, c.ByKind = len(idx), map[string]int{}
+	defer func() { c.keys = keys }()
 	before, err := listWorkloads(ctx, b.cs, operatorSelector)
 	if err != nil {
 		return err
 	}
-	keys := make([]string, len(idx))
+	keys = make([]string, len(idx))
 	for j, i := range idx {
 		keys[j] = collectorNS(i, b.cfg.colNS) + "/" + collectorName(i) + "-collector"
 		w, ok := before[keys[j]]
@@ -220,4 +228,59 @@ func (c *churnResult) kinds() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// churnFloor (on the floor's cluster, after the floor) makes the churn's change directly: for each
+// churned workload a new ConfigMap and a patch of its pod template to mount it, the workloads
+// --workers at a time, until every rollout is complete.
+func (b *bench) churnFloor(ctx context.Context, c *churnResult) error {
+	before, err := listWorkloads(ctx, b.cs, operatorSelector)
+	if err != nil {
+		return err
+	}
+	kinds := map[string]string{"Deployment": "deployments", "DaemonSet": "daemonsets", "StatefulSet": "statefulsets"}
+	say("churn floor: a new ConfigMap and a pod template patch for each of %d workloads, %d at a time", len(c.keys), b.cfg.workers)
+	c.LoadAtFloor = procstat.LoadAvg()
+	start := time.Now()
+	err = parallel(ctx, len(c.keys), b.cfg.workers, func(ctx context.Context, i int) error {
+		ns, name, _ := strings.Cut(c.keys[i], "/")
+		w := before[c.keys[i]]
+		old, err := b.cs.CoreV1().ConfigMaps(ns).Get(ctx, w.ConfigMap, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.ConfigMap + "-churn", Namespace: ns, Labels: old.Labels},
+			Data: map[string]string{naming.ConfigMapKey: old.Data[naming.ConfigMapKey] + "# " + churnMarker + "\n"}}
+		if _, err := b.cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"volumes":[{"name":%q,"configMap":{"name":%q}}]}}}}`, naming.ConfigMapVolume, cm.Name)
+		return b.cs.AppsV1().RESTClient().Patch(types.StrategicMergePatchType).Namespace(ns).Resource(kinds[w.Kind]).
+			Name(name).Body([]byte(patch)).Do(ctx).Error()
+	})
+	if err != nil {
+		return fmt.Errorf("churn floor: %w", err)
+	}
+	last := 0
+	err = poll(ctx, 500*time.Millisecond, b.cfg.timeout, "the churn floor's rollouts", func(ctx context.Context) (bool, error) {
+		now, err := listWorkloads(ctx, b.cs, operatorSelector)
+		if err != nil {
+			return false, nil
+		}
+		done := 0
+		for _, k := range c.keys {
+			if w := now[k]; w.ConfigMap == before[k].ConfigMap+"-churn" && w.Available {
+				done++
+			}
+		}
+		last = done
+		return done == len(c.keys), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (%d/%d rolled out)", err, last, len(c.keys))
+	}
+	c.FloorSeconds = time.Since(start).Seconds()
+	say("churn floor: %d workloads rolled out after %.1f s (operator: %.1f s, %.2fx)", len(c.keys), c.FloorSeconds,
+		c.Seconds, c.Seconds/c.FloorSeconds)
+	return nil
 }

@@ -347,6 +347,9 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 	r.FloorSeconds = time.Since(start).Seconds()
 	say("floor: %d workloads Available after %.1f s (operator: %.1f s, %.2fx)", len(fs.items), r.FloorSeconds,
 		r.AvailableSeconds, r.AvailableSeconds/r.FloorSeconds)
+	if r.Churn != nil && len(r.Churn.keys) > 0 {
+		return b.churnFloor(ctx, r.Churn)
+	}
 	return nil
 }
 

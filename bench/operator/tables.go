@@ -139,6 +139,10 @@ func printScale(w io.Writer, runs []*scaleResult) {
 		if c := r.Churn; c != nil {
 			fmt.Fprintf(w, "| churn: config of %d collectors (%s) changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (load average %s) |\n",
 				c.Collectors, c.kinds(), c.TemplatesSeconds, c.Seconds, c.LoadAt)
+			if c.FloorSeconds > 0 {
+				fmt.Fprintf(w, "| churn floor: the same workloads switched directly to a new ConfigMap (fresh cluster, after the floor) | %.1f s (**%.2fx**; load average %s) |\n",
+					c.FloorSeconds, c.Seconds/c.FloorSeconds, c.LoadAtFloor)
+			}
 			fmt.Fprintf(w, "| churn: writes | %s |\n", perCollector(c.Writes, c.Collectors))
 		}
 		fmt.Fprintln(w)
