@@ -79,50 +79,8 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) (err 
 	}); err != nil {
 		return fmt.Errorf("churn: %w", err)
 	}
-	good := map[string]bool{} // ConfigMaps seen to hold the change, by namespace/name
-	var templates, rolled atomic.Int64
-	lastSay := time.Now()
-	err = poll(ctx, 500*time.Millisecond, b.cfg.timeout, "the churned workloads to roll out", func(ctx context.Context) (bool, error) {
-		if err := b.op.alive(); err != nil {
-			return false, err
-		}
-		now, err := listWorkloads(ctx, b.cs, operatorSelector)
-		if err != nil {
-			return false, nil
-		}
-		t, done := 0, 0
-		for _, k := range keys {
-			w := now[k]
-			if w.ConfigMap == "" || w.ConfigMap == before[k].ConfigMap {
-				continue
-			}
-			ns := strings.SplitN(k, "/", 2)[0]
-			if !good[ns+"/"+w.ConfigMap] {
-				cm, err := b.cs.CoreV1().ConfigMaps(ns).Get(ctx, w.ConfigMap, metav1.GetOptions{})
-				if err != nil || !strings.Contains(cm.Data[naming.ConfigMapKey], churnMarker) {
-					continue
-				}
-				good[ns+"/"+w.ConfigMap] = true
-			}
-			t++
-			if w.Available {
-				done++
-			}
-		}
-		if t == len(keys) && c.TemplatesSeconds == 0 {
-			c.TemplatesSeconds = time.Since(start).Seconds()
-			say("churn: every pod template mounts its new ConfigMap after %.1f s", c.TemplatesSeconds)
-		}
-		templates.Store(int64(t))
-		rolled.Store(int64(done))
-		if time.Since(lastSay) > 10*time.Second {
-			say("  ... %d/%d templates changed, %d/%d rolled out", t, len(keys), done, len(keys))
-			lastSay = time.Now()
-		}
-		return done == len(keys), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%w (%d/%d templates changed, %d/%d rolled out)", err, templates.Load(), len(keys), rolled.Load(), len(keys))
+	if err := b.waitChurned(ctx, c, keys, before, start); err != nil {
+		return err
 	}
 	c.Seconds = time.Since(start).Seconds()
 	if err := sleep(ctx, 5*time.Second); err != nil {
@@ -282,5 +240,56 @@ func (b *bench) churnFloor(ctx context.Context, c *churnResult) error {
 	c.FloorSeconds = time.Since(start).Seconds()
 	say("churn floor: %d workloads rolled out after %.1f s (operator: %.1f s, %.2fx)", len(c.keys), c.FloorSeconds,
 		c.Seconds, c.Seconds/c.FloorSeconds)
+	return nil
+}
+
+// waitChurned waits until every workload in keys mounts a ConfigMap other than before's that holds
+// the change, and its rollout is complete; it records when every template had changed.
+func (b *bench) waitChurned(ctx context.Context, c *churnResult, keys []string, before map[string]workloadState, start time.Time) error {
+	good := map[string]bool{} // ConfigMaps seen to hold the change, by namespace/name
+	var templates, rolled atomic.Int64
+	lastSay := time.Now()
+	err := poll(ctx, 500*time.Millisecond, b.cfg.timeout, "the churned workloads to roll out", func(ctx context.Context) (bool, error) {
+		if err := b.op.alive(); err != nil {
+			return false, err
+		}
+		now, err := listWorkloads(ctx, b.cs, operatorSelector)
+		if err != nil {
+			return false, nil
+		}
+		t, done := 0, 0
+		for _, k := range keys {
+			w := now[k]
+			if w.ConfigMap == "" || w.ConfigMap == before[k].ConfigMap {
+				continue
+			}
+			ns := strings.SplitN(k, "/", 2)[0]
+			if !good[ns+"/"+w.ConfigMap] {
+				cm, err := b.cs.CoreV1().ConfigMaps(ns).Get(ctx, w.ConfigMap, metav1.GetOptions{})
+				if err != nil || !strings.Contains(cm.Data[naming.ConfigMapKey], churnMarker) {
+					continue
+				}
+				good[ns+"/"+w.ConfigMap] = true
+			}
+			t++
+			if w.Available {
+				done++
+			}
+		}
+		if t == len(keys) && c.TemplatesSeconds == 0 {
+			c.TemplatesSeconds = time.Since(start).Seconds()
+			say("churn: every pod template mounts its new ConfigMap after %.1f s", c.TemplatesSeconds)
+		}
+		templates.Store(int64(t))
+		rolled.Store(int64(done))
+		if time.Since(lastSay) > 10*time.Second {
+			say("  ... %d/%d templates changed, %d/%d rolled out", t, len(keys), done, len(keys))
+			lastSay = time.Now()
+		}
+		return done == len(keys), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (%d/%d templates changed, %d/%d rolled out)", err, templates.Load(), len(keys), rolled.Load(), len(keys))
+	}
 	return nil
 }

@@ -64,12 +64,7 @@ type config struct {
 	bigNoise        int
 }
 
-func main() {
-	var cfg config
-	var scenarios, extra string
-	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: go run ./bench/operator [flags]   (run from the repository root)
+const usage = `Usage: go run ./bench/operator [flags]   (run from the repository root)
 
 Benchmarks the operator on a simulated cluster (test/simcluster: etcd, kube-apiserver with an audit
 log, controller-manager, scheduler, kwok with 3 fake nodes), measured the way upstream's figures in
@@ -102,19 +97,19 @@ Everything listens on loopback; every wait is bounded by --timeout; the operator
 stopped at the end. Exit status is non-zero when any step fails.
 
 Flags:
-`)
+`
+
+func main() {
+	var cfg config
+	var scenarios, extra string
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.operator, "operator", "", "operator binary; empty builds ./cmd/opentelemetry-operator into a temporary folder")
 	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue, catchup, scale, churn, mcr, bignoise")
-	fs.IntVar(&cfg.scaleCollectors, "scale-collectors", 1000, "scale and churn scenarios: collectors, a quarter each deployment, daemonset, statefulset, sidecar")
-	fs.IntVar(&cfg.scaleNodes, "scale-nodes", 0, "scale, churn and mcr scenarios: fake nodes (0: one per 100 Deployment and StatefulSet pods, plus 2)")
-	fs.IntVar(&cfg.churnCollectors, "churn-collectors", 100, "churn scenario: collectors (with a workload) whose configuration changes at once")
-	fs.IntVar(&cfg.sidecarApps, "sidecar-apps", 10, "scale scenario: Deployments whose pods ask for a sidecar collector (0 skips)")
-	var mcr string
-	fs.StringVar(&mcr, "mcr-values", "4,8,16", "mcr scenario: the operator's --max-concurrent-reconciles values to compare")
-	fs.IntVar(&cfg.mcrCollectors, "mcr-collectors", 100, "mcr scenario: mixed-mode collectors per run")
-	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
+	mcr := scaleFlags(fs, &cfg)
 	fs.IntVar(&cfg.catchup.Pods, "catchup-pods", 10000, "catchup scenario: pods that ask for Java instrumentation, created while the operator is down")
 	fs.IntVar(&cfg.catchup.Deployments, "catchup-deployments", 100, "catchup scenario: Deployments the pods belong to")
 	fs.IntVar(&cfg.catchup.Namespaces, "catchup-namespaces", 20, "catchup scenario: namespaces, each with one Instrumentation")
@@ -149,7 +144,7 @@ Flags:
 			os.Exit(2)
 		}
 	}
-	for _, v := range strings.Split(mcr, ",") {
+	for _, v := range strings.Split(*mcr, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
 			fmt.Fprintf(os.Stderr, "--mcr-values: %q is not a positive number\n", v)
@@ -219,47 +214,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	var runErr error
 	for _, name := range cfg.scenarios {
-		switch name {
-		case "catchup":
-			c := cfg.catchup
-			res.Catchup = &c
-			say("=== scenario catchup: %d pods of %d Deployments in %d namespaces ===", c.Pods, c.Deployments, c.Namespaces)
-			runErr = runCatchup(ctx, cfg, res.Catchup)
-		case "scale", "churn":
-			if name == "churn" && hasScenario(cfg, "scale") {
-				continue // runs on the scale scenario's cluster
-			}
-			s := &scaleResult{Name: name}
-			res.Scale = append(res.Scale, s)
-			say("=== scenario %s: %d mixed-mode collectors ===", name, cfg.scaleCollectors)
-			runErr = runScale(ctx, cfg, s, scalePlan{collectors: cfg.scaleCollectors, churn: hasScenario(cfg, "churn"),
-				floor: name == "scale", sidecars: true})
-		case "mcr":
-			for j, v := range cfg.mcrValues {
-				s := &scaleResult{Name: fmt.Sprintf("mcr-%d", v)}
-				res.Scale = append(res.Scale, s)
-				say("=== scenario mcr: %d mixed-mode collectors, --max-concurrent-reconciles=%d ===", cfg.mcrCollectors, v)
-				plan := scalePlan{collectors: cfg.mcrCollectors, floor: j == len(cfg.mcrValues)-1,
-					opArgs: []string{"--max-concurrent-reconciles=" + strconv.Itoa(v)}}
-				if runErr = runScale(ctx, cfg, s, plan); runErr != nil {
-					break
-				}
-			}
-		default:
-			s := &scenarioResult{Name: name, Collectors: cfg.collectors}
-			switch name {
-			case "upstream":
-				s.Noise, s.ExtraNoise = cfg.noise, cfg.extraNoise
-			case "issue":
-				s.Noise = cfg.issueNoise
-			case "bignoise":
-				s.Noise = cfg.bigNoise
-			}
-			res.Scenarios = append(res.Scenarios, s)
-			say("=== scenario %s: %d unrelated objects, %d collectors ===", name, s.Noise, s.Collectors)
-			runErr = runScenario(ctx, cfg, s)
-		}
-		if runErr != nil {
+		if runErr = runOne(ctx, cfg, res, name); runErr != nil {
 			runErr = fmt.Errorf("scenario %s: %w", name, runErr)
 			break
 		}
@@ -278,6 +233,64 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	return runErr
+}
+
+// scaleFlags registers the scale, churn, mcr and bignoise scenarios' flags; it returns where
+// --mcr-values goes.
+func scaleFlags(fs *flag.FlagSet, cfg *config) *string {
+	mcr := new(string)
+	fs.IntVar(&cfg.scaleCollectors, "scale-collectors", 1000, "scale and churn scenarios: collectors, a quarter each deployment, daemonset, statefulset, sidecar")
+	fs.IntVar(&cfg.scaleNodes, "scale-nodes", 0, "scale, churn and mcr scenarios: fake nodes (0: one per 100 Deployment and StatefulSet pods, plus 2)")
+	fs.IntVar(&cfg.churnCollectors, "churn-collectors", 100, "churn scenario: collectors (with a workload) whose configuration changes at once")
+	fs.IntVar(&cfg.sidecarApps, "sidecar-apps", 10, "scale scenario: Deployments whose pods ask for a sidecar collector (0 skips)")
+	fs.StringVar(mcr, "mcr-values", "4,8,16", "mcr scenario: the operator's --max-concurrent-reconciles values to compare")
+	fs.IntVar(&cfg.mcrCollectors, "mcr-collectors", 100, "mcr scenario: mixed-mode collectors per run")
+	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
+	return mcr
+}
+
+// runOne runs one scenario and adds its results to res.
+func runOne(ctx context.Context, cfg config, res *results, name string) error {
+	switch name {
+	case "catchup":
+		c := cfg.catchup
+		res.Catchup = &c
+		say("=== scenario catchup: %d pods of %d Deployments in %d namespaces ===", c.Pods, c.Deployments, c.Namespaces)
+		return runCatchup(ctx, cfg, res.Catchup)
+	case "scale", "churn":
+		if name == "churn" && hasScenario(cfg, "scale") {
+			return nil // runs on the scale scenario's cluster
+		}
+		s := &scaleResult{Name: name}
+		res.Scale = append(res.Scale, s)
+		say("=== scenario %s: %d mixed-mode collectors ===", name, cfg.scaleCollectors)
+		return runScale(ctx, cfg, s, scalePlan{collectors: cfg.scaleCollectors, churn: hasScenario(cfg, "churn"),
+			floor: name == "scale", sidecars: true})
+	case "mcr":
+		for j, v := range cfg.mcrValues {
+			s := &scaleResult{Name: fmt.Sprintf("mcr-%d", v)}
+			res.Scale = append(res.Scale, s)
+			say("=== scenario mcr: %d mixed-mode collectors, --max-concurrent-reconciles=%d ===", cfg.mcrCollectors, v)
+			plan := scalePlan{collectors: cfg.mcrCollectors, floor: j == len(cfg.mcrValues)-1,
+				opArgs: []string{"--max-concurrent-reconciles=" + strconv.Itoa(v)}}
+			if err := runScale(ctx, cfg, s, plan); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := &scenarioResult{Name: name, Collectors: cfg.collectors}
+	switch name {
+	case "upstream":
+		s.Noise, s.ExtraNoise = cfg.noise, cfg.extraNoise
+	case "issue":
+		s.Noise = cfg.issueNoise
+	case "bignoise":
+		s.Noise = cfg.bigNoise
+	}
+	res.Scenarios = append(res.Scenarios, s)
+	say("=== scenario %s: %d unrelated objects, %d collectors ===", name, s.Noise, s.Collectors)
+	return runScenario(ctx, cfg, s)
 }
 
 func hasScenario(cfg config, name string) bool {

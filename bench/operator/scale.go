@@ -183,49 +183,9 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 		return fmt.Errorf("creating collectors: %w", err)
 	}
 	r.CreateSeconds = time.Since(start).Seconds()
-	var tAvail, tReady time.Duration
-	lastAvail, lastReady := -1, -1
-	lastSay := time.Now()
-	err = poll(ctx, 500*time.Millisecond, b.cfg.timeout, "collectors to converge", func(ctx context.Context) (bool, error) {
-		if err := b.op.alive(); err != nil {
-			return false, err
-		}
-		if tAvail == 0 {
-			ws, err := listWorkloads(ctx, b.cs, operatorSelector)
-			if err != nil {
-				return false, nil
-			}
-			a := 0
-			for k, w := range ws {
-				if want[k] && w.Available {
-					a++
-				}
-			}
-			if a == len(want) {
-				tAvail = time.Since(start)
-				say("all %d workloads Available after %s", a, tAvail.Round(100*time.Millisecond))
-			}
-			lastAvail = a
-		}
-		if tReady == 0 {
-			rd, err := countReady(ctx, b.cl)
-			if err != nil {
-				return false, nil
-			}
-			if rd >= n {
-				tReady = time.Since(start)
-				say("all %d collectors Ready=True after %s", n, tReady.Round(100*time.Millisecond))
-			}
-			lastReady = rd
-		}
-		if time.Since(lastSay) > 10*time.Second {
-			say("  ... %d/%d workloads Available, %d/%d collectors Ready", lastAvail, len(want), lastReady, n)
-			lastSay = time.Now()
-		}
-		return tAvail > 0 && tReady > 0, nil
-	})
+	tAvail, tReady, err := b.waitConverged(ctx, start, want, n)
 	if err != nil {
-		return fmt.Errorf("%w (%d/%d workloads Available, %d/%d collectors Ready)", err, lastAvail, len(want), lastReady, n)
+		return err
 	}
 	r.AvailableSeconds, r.ReadySeconds = tAvail.Seconds(), tReady.Seconds()
 	r.LoadAfter = procstat.LoadAvg()
@@ -358,4 +318,54 @@ func collectorMode(ns, name, mode string) *unstructured.Unstructured {
 	u := collector(ns, name)
 	_ = unstructured.SetNestedField(u.Object, mode, "spec", "mode")
 	return u
+}
+
+// waitConverged waits until every workload in want is Available and n collectors are Ready=True,
+// and returns how long each took since start.
+func (b *bench) waitConverged(ctx context.Context, start time.Time, want map[string]bool, n int) (time.Duration, time.Duration, error) {
+	var tAvail, tReady time.Duration
+	lastAvail, lastReady := -1, -1
+	lastSay := time.Now()
+	err := poll(ctx, 500*time.Millisecond, b.cfg.timeout, "collectors to converge", func(ctx context.Context) (bool, error) {
+		if err := b.op.alive(); err != nil {
+			return false, err
+		}
+		if tAvail == 0 {
+			ws, err := listWorkloads(ctx, b.cs, operatorSelector)
+			if err != nil {
+				return false, nil
+			}
+			a := 0
+			for k, w := range ws {
+				if want[k] && w.Available {
+					a++
+				}
+			}
+			if a == len(want) {
+				tAvail = time.Since(start)
+				say("all %d workloads Available after %s", a, tAvail.Round(100*time.Millisecond))
+			}
+			lastAvail = a
+		}
+		if tReady == 0 {
+			rd, err := countReady(ctx, b.cl)
+			if err != nil {
+				return false, nil
+			}
+			if rd >= n {
+				tReady = time.Since(start)
+				say("all %d collectors Ready=True after %s", n, tReady.Round(100*time.Millisecond))
+			}
+			lastReady = rd
+		}
+		if time.Since(lastSay) > 10*time.Second {
+			say("  ... %d/%d workloads Available, %d/%d collectors Ready", lastAvail, len(want), lastReady, n)
+			lastSay = time.Now()
+		}
+		return tAvail > 0 && tReady > 0, nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w (%d/%d workloads Available, %d/%d collectors Ready)", err, lastAvail, len(want), lastReady, n)
+	}
+	return tAvail, tReady, nil
 }
