@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -265,9 +266,16 @@ func (b *bench) startOperator(ctx context.Context, extra ...string) error {
 	log := filepath.Join(b.c.Dir, "logs", fmt.Sprintf("operator-%d.log", b.restarts))
 	common := simcluster.OperatorWebhookFlags(b.webhookPort, filepath.Join(b.c.Dir, "webhook-certs"), "default")
 	var err error
-	b.op, err = startOperator(ctx, b.cfg.operator, b.c.Kubeconfig, log, common,
-		append(append([]string{}, b.cfg.operatorArg...), extra...), 90*time.Second)
-	return err
+	// The metrics and probe ports are picked free just before the start; on a shared machine
+	// another process can take one first: then start again with new ones.
+	for try := 0; ; try++ {
+		b.op, err = startOperator(ctx, b.cfg.operator, b.c.Kubeconfig, log, common,
+			append(append([]string{}, b.cfg.operatorArg...), extra...), 90*time.Second)
+		if err == nil || try == 2 || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		say("the operator lost a port to another process; starting it again")
+	}
 }
 
 // settle samples RSS for --settle and returns the median of its second half and the peak since from.
