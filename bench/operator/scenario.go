@@ -271,6 +271,9 @@ func (b *bench) startOperator(ctx context.Context, extra ...string) error {
 	for try := 0; ; try++ {
 		b.op, err = startOperator(ctx, b.cfg.operator, b.c.Kubeconfig, log, common,
 			append(append([]string{}, b.cfg.operatorArg...), extra...), 90*time.Second)
+		if err == nil {
+			err = b.op.metricsUp(ctx)
+		}
 		if err == nil || try == 2 || !strings.Contains(err.Error(), "address already in use") {
 			return err
 		}
