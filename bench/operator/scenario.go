@@ -100,7 +100,7 @@ func runScenario(ctx context.Context, cfg config, r *scenarioResult) (err error)
 // webhook configurations (pointing at the port the operator will serve on).
 func (b *bench) startCluster(ctx context.Context, _ *scenarioResult) (err error) {
 	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: 3, Audit: true, KeepDir: b.cfg.keep,
-		Progress: func(f string, a ...any) { say(f, a...) }})
+		APIServerArgs: benchAPIServerArgs, Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
 	}
