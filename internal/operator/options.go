@@ -87,7 +87,7 @@ func DefaultOptions() Options {
 		OpAMPBridgeImage:        mbridge.DefaultImage,
 		AnnotationsFilter:       d.AnnotationsFilter,
 		SyncPeriod:              10 * time.Hour,
-		MaxConcurrentReconciles: 16,
+		MaxConcurrentReconciles: 4,
 		FIPSDisabledComponents:  "uppercase",
 		Certs:                   certs.DefaultOptions(),
 
@@ -158,7 +158,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.InstrumentationScanPageSize, "instrumentation-scan-page-size", o.InstrumentationScanPageSize,
 		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
-		"How many collectors (and bridges and target allocators) are reconciled in parallel; 16 converged 100 collectors fastest of 4, 8 and 16 (bench/README.md).")
+		"How many collectors are reconciled in parallel.")
 }
 
 // bindAutoInstrumentationImageFlags registers upstream's --auto-instrumentation-<lang>-image flags.
