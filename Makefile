@@ -94,9 +94,13 @@ bench-ta: ## Target allocator: our BenchmarkProcessTargets vs upstream's (v0.140
 	cd bench/targetallocator/upstream && go test -run '^$$' -bench 'BenchmarkProcessTargets' -benchtime=3x -benchmem github.com/open-telemetry/opentelemetry-operator/cmd/otel-allocator
 
 .PHONY: bench
-bench: cluster-tools build ## Every benchmark: the operator (memory, convergence, API writes), the pod webhook's latency, the target allocator vs upstream (~45 min; see bench/README.md).
+bench: cluster-tools build ## Every benchmark: the operator (memory, convergence, API writes), at scale, the pod webhook's latency, the target allocator vs upstream (~65 min; see bench/README.md).
 	go run ./bench/operator --operator=bin/opentelemetry-operator
-	$(MAKE) --no-print-directory bench-podwebhook bench-ta
+	$(MAKE) --no-print-directory bench-scale bench-podwebhook bench-ta
+
+.PHONY: bench-scale
+bench-scale: cluster-tools build ## The operator at scale: 1,000 mixed-mode collectors vs the floor, churn of 100, the --max-concurrent-reconciles study, RSS with 50,000 objects (~20 min; see bench/README.md).
+	go run ./bench/operator --operator=bin/opentelemetry-operator --scenarios=scale,churn,mcr,bignoise --timeout=20m
 
 .PHONY: bench-podwebhook
 bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency on the simulated cluster (~2 min; see bench/README.md).

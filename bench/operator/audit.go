@@ -47,6 +47,9 @@ func auditOffset(path string) (int64, error) {
 // countWrites counts the write requests whose user agent starts with agentPrefix in [from, to).
 func countWrites(path string, from, to int64, agentPrefix string) (writeCount, error) {
 	wc := writeCount{By: map[string]int{}}
+	if to < from {
+		return wc, fmt.Errorf("audit log %s shrank from %d to %d bytes (rotated?): the window cannot be counted", path, from, to)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return wc, err

@@ -71,7 +71,7 @@ func runCatchup(ctx context.Context, cfg config, r *catchupResult) (err error) {
 func (b *bench) startCatchupCluster(ctx context.Context, r *catchupResult) (err error) {
 	nodes := r.Pods/1800 + 1
 	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Audit: true, KeepDir: b.cfg.keep,
-		Progress: func(f string, a ...any) { say(f, a...) }})
+		APIServerArgs: benchAPIServerArgs, Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
 	}

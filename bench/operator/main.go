@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -53,14 +54,17 @@ type config struct {
 	jsonOut     string
 	operatorArg []string
 	catchup     catchupResult
+
+	scaleCollectors int
+	scaleNodes      int
+	churnCollectors int
+	sidecarApps     int
+	mcrValues       []int
+	mcrCollectors   int
+	bigNoise        int
 }
 
-func main() {
-	var cfg config
-	var scenarios, extra string
-	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: go run ./bench/operator [flags]   (run from the repository root)
+const usage = `Usage: go run ./bench/operator [flags]   (run from the repository root)
 
 Benchmarks the operator on a simulated cluster (test/simcluster: etcd, kube-apiserver with an audit
 log, controller-manager, scheduler, kwok with 3 fake nodes), measured the way upstream's figures in
@@ -79,15 +83,33 @@ Scenarios (each on a fresh cluster):
   issue     --issue-noise objects + collectors (the figures issue 5 asks for)
   catchup   --catchup-pods pods asking for instrumentation, created while the operator is down: RSS
             with the instrumentation catch-up controller off and on, scan cost, time to report
+  scale     --scale-collectors collectors in turn deployment, daemonset, statefulset and sidecar mode
+            on an empty cluster: time to every workload Available and every collector Ready,
+            writes per collector, RSS; --sidecar-apps Deployments that ask for a sidecar; the floor
+            (each workload with its ServiceAccount and ConfigMap created directly) on a fresh cluster
+  churn     on the scale cluster (after scale's convergence; alone: the same steps without the
+            floor): change the configuration of --churn-collectors collectors at once, time until
+            every workload has rolled out pods that mount the new ConfigMap
+  mcr       the --max-concurrent-reconciles study: for each of --mcr-values, a fresh cluster and
+            --mcr-collectors mixed-mode collectors; then one floor
+  bignoise  RSS with --big-noise unrelated objects (no collectors, then 100 collectors converged)
 Everything listens on loopback; every wait is bounded by --timeout; the operator and the cluster are
 stopped at the end. Exit status is non-zero when any step fails.
 
 Flags:
-`)
+`
+
+func main() {
+	var cfg config
+	var scenarios, extra string
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.operator, "operator", "", "operator binary; empty builds ./cmd/opentelemetry-operator into a temporary folder")
-	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue, catchup")
+	fs.StringVar(&scenarios, "scenarios", "upstream,issue", "comma-separated scenarios to run: upstream, issue, catchup, scale, churn, mcr, bignoise")
+	mcr := scaleFlags(fs, &cfg)
 	fs.IntVar(&cfg.catchup.Pods, "catchup-pods", 10000, "catchup scenario: pods that ask for Java instrumentation, created while the operator is down")
 	fs.IntVar(&cfg.catchup.Deployments, "catchup-deployments", 100, "catchup scenario: Deployments the pods belong to")
 	fs.IntVar(&cfg.catchup.Namespaces, "catchup-namespaces", 20, "catchup scenario: namespaces, each with one Instrumentation")
@@ -115,11 +137,20 @@ Flags:
 	}
 	cfg.scenarios = strings.Split(scenarios, ",")
 	cfg.operatorArg = strings.Fields(extra)
+	known := map[string]bool{"upstream": true, "issue": true, "catchup": true, "scale": true, "churn": true, "mcr": true, "bignoise": true}
 	for _, s := range cfg.scenarios {
-		if s != "upstream" && s != "issue" && s != "catchup" {
-			fmt.Fprintf(os.Stderr, "unknown scenario %q (want upstream, issue, catchup)\n", s)
+		if !known[s] {
+			fmt.Fprintf(os.Stderr, "unknown scenario %q (want upstream, issue, catchup, scale, churn, mcr, bignoise)\n", s)
 			os.Exit(2)
 		}
+	}
+	for _, v := range strings.Split(*mcr, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "--mcr-values: %q is not a positive number\n", v)
+			os.Exit(2)
+		}
+		cfg.mcrValues = append(cfg.mcrValues, n)
 	}
 	if cfg.collectors < 1 || cfg.colNS < 1 || cfg.workers < 1 || cfg.idle <= 0 || cfg.timeout <= 0 {
 		fmt.Fprintln(os.Stderr, "--collectors, --collector-namespaces, --workers, --idle and --timeout must be positive")
@@ -139,6 +170,7 @@ type results struct {
 	Machine   machine           `json:"machine"`
 	Scenarios []*scenarioResult `json:"scenarios"`
 	Catchup   *catchupResult    `json:"catchup,omitempty"`
+	Scale     []*scaleResult    `json:"scale,omitempty"`
 }
 
 type machine struct {
@@ -182,26 +214,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	var runErr error
 	for _, name := range cfg.scenarios {
-		if name == "catchup" {
-			c := cfg.catchup
-			res.Catchup = &c
-			say("=== scenario catchup: %d pods of %d Deployments in %d namespaces ===", c.Pods, c.Deployments, c.Namespaces)
-			if runErr = runCatchup(ctx, cfg, res.Catchup); runErr != nil {
-				runErr = fmt.Errorf("scenario catchup: %w", runErr)
-				break
-			}
-			continue
-		}
-		s := &scenarioResult{Name: name, Collectors: cfg.collectors}
-		switch name {
-		case "upstream":
-			s.Noise, s.ExtraNoise = cfg.noise, cfg.extraNoise
-		case "issue":
-			s.Noise = cfg.issueNoise
-		}
-		res.Scenarios = append(res.Scenarios, s)
-		say("=== scenario %s: %d unrelated objects, %d collectors ===", name, s.Noise, s.Collectors)
-		if runErr = runScenario(ctx, cfg, s); runErr != nil {
+		if runErr = runOne(ctx, cfg, res, name); runErr != nil {
 			runErr = fmt.Errorf("scenario %s: %w", name, runErr)
 			break
 		}
@@ -212,6 +225,7 @@ func run(ctx context.Context, cfg config) error {
 	if res.Catchup != nil {
 		printCatchup(os.Stdout, res.Catchup)
 	}
+	printScale(os.Stdout, res.Scale)
 	if cfg.jsonOut != "" {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(cfg.jsonOut, append(data, '\n'), 0o644); err != nil && runErr == nil {
@@ -219,6 +233,73 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	return runErr
+}
+
+// scaleFlags registers the scale, churn, mcr and bignoise scenarios' flags; it returns where
+// --mcr-values goes.
+func scaleFlags(fs *flag.FlagSet, cfg *config) *string {
+	mcr := new(string)
+	fs.IntVar(&cfg.scaleCollectors, "scale-collectors", 1000, "scale and churn scenarios: collectors, a quarter each deployment, daemonset, statefulset, sidecar")
+	fs.IntVar(&cfg.scaleNodes, "scale-nodes", 0, "scale, churn and mcr scenarios: fake nodes (0: one per 100 Deployment and StatefulSet pods, plus 2)")
+	fs.IntVar(&cfg.churnCollectors, "churn-collectors", 100, "churn scenario: collectors (with a workload) whose configuration changes at once")
+	fs.IntVar(&cfg.sidecarApps, "sidecar-apps", 10, "scale scenario: Deployments whose pods ask for a sidecar collector (0 skips)")
+	fs.StringVar(mcr, "mcr-values", "4,8,16", "mcr scenario: the operator's --max-concurrent-reconciles values to compare")
+	fs.IntVar(&cfg.mcrCollectors, "mcr-collectors", 100, "mcr scenario: mixed-mode collectors per run")
+	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
+	return mcr
+}
+
+// runOne runs one scenario and adds its results to res.
+func runOne(ctx context.Context, cfg config, res *results, name string) error {
+	switch name {
+	case "catchup":
+		c := cfg.catchup
+		res.Catchup = &c
+		say("=== scenario catchup: %d pods of %d Deployments in %d namespaces ===", c.Pods, c.Deployments, c.Namespaces)
+		return runCatchup(ctx, cfg, res.Catchup)
+	case "scale", "churn":
+		if name == "churn" && hasScenario(cfg, "scale") {
+			return nil // runs on the scale scenario's cluster
+		}
+		s := &scaleResult{Name: name}
+		res.Scale = append(res.Scale, s)
+		say("=== scenario %s: %d mixed-mode collectors ===", name, cfg.scaleCollectors)
+		return runScale(ctx, cfg, s, scalePlan{collectors: cfg.scaleCollectors, churn: hasScenario(cfg, "churn"),
+			floor: name == "scale", sidecars: true})
+	case "mcr":
+		for j, v := range cfg.mcrValues {
+			s := &scaleResult{Name: fmt.Sprintf("mcr-%d", v)}
+			res.Scale = append(res.Scale, s)
+			say("=== scenario mcr: %d mixed-mode collectors, --max-concurrent-reconciles=%d ===", cfg.mcrCollectors, v)
+			plan := scalePlan{collectors: cfg.mcrCollectors, floor: j == len(cfg.mcrValues)-1,
+				opArgs: []string{"--max-concurrent-reconciles=" + strconv.Itoa(v)}}
+			if err := runScale(ctx, cfg, s, plan); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := &scenarioResult{Name: name, Collectors: cfg.collectors}
+	switch name {
+	case "upstream":
+		s.Noise, s.ExtraNoise = cfg.noise, cfg.extraNoise
+	case "issue":
+		s.Noise = cfg.issueNoise
+	case "bignoise":
+		s.Noise = cfg.bigNoise
+	}
+	res.Scenarios = append(res.Scenarios, s)
+	say("=== scenario %s: %d unrelated objects, %d collectors ===", name, s.Noise, s.Collectors)
+	return runScenario(ctx, cfg, s)
+}
+
+func hasScenario(cfg config, name string) bool {
+	for _, s := range cfg.scenarios {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 func gitCommit() string {

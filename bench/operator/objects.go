@@ -187,6 +187,8 @@ func (n *noise) add(ctx context.Context, total int, timeout time.Duration) error
 	say("created %d ConfigMaps, %d Secrets, %d Pods in %s (%d of each kind in total)", per, per, per,
 		time.Since(start).Round(100*time.Millisecond), n.created)
 	last := -1
+	// kwok marks the pods Running at its own pace: allow a second per 50 pods beyond timeout.
+	timeout += time.Duration(per/50) * time.Second
 	return poll(ctx, time.Second, timeout, "noise pods Running", func(ctx context.Context) (bool, error) {
 		list, err := n.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=noise",
 			FieldSelector: "status.phase!=Running", ResourceVersion: "0"})

@@ -60,6 +60,22 @@ func (p *operatorProc) stop() {
 	p.Stop(10 * time.Second)
 }
 
+// metricsUp waits until /metrics answers (the probe server can be up while the metrics listener
+// still fails), or the process exits.
+func (p *operatorProc) metricsUp(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for !procstat.HTTPOK(ctx, "http://"+p.metrics+"/metrics") {
+		if err := p.alive(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the operator's /metrics (%s) did not answer within 30s", p.metrics)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
+
 // reconciles sums controller_runtime_reconcile_total over every controller and result.
 func (p *operatorProc) reconciles(ctx context.Context) (float64, error) {
 	return p.metricSum(ctx, "controller_runtime_reconcile_total")

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/otelop/otelop/internal/naming"
+)
+
+// The collector modes of the scale scenario, in the order collector i gets them (i % 4).
+var scaleModes = []string{"deployment", "daemonset", "statefulset", "sidecar"}
+
+func scaleMode(i int) string { return scaleModes[i%len(scaleModes)] }
+
+// operatorSelector selects what the operator made (its standard label).
+const operatorSelector = "app.kubernetes.io/managed-by=opentelemetry-operator"
+
+// workloadState is one collector workload as this harness sees it.
+type workloadState struct {
+	Kind      string // Deployment, DaemonSet or StatefulSet
+	Available bool   // rollout complete: current generation observed, every pod updated and available
+	ConfigMap string // the ConfigMap the pod template mounts as otc-internal ("" when none)
+}
+
+// listWorkloads returns every Deployment, DaemonSet and StatefulSet matching selector, by
+// "namespace/name" (read from the API server's watch cache).
+func listWorkloads(ctx context.Context, cs kubernetes.Interface, selector string) (map[string]workloadState, error) {
+	opts := metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"}
+	out := map[string]workloadState{}
+	deps, err := cs.AppsV1().Deployments("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range deps.Items {
+		d := &deps.Items[i]
+		out[d.Namespace+"/"+d.Name] = workloadState{Kind: "Deployment", Available: deploymentAvailable(d) && deploymentRolledOut(d),
+			ConfigMap: configMapOf(&d.Spec.Template.Spec)}
+	}
+	dss, err := cs.AppsV1().DaemonSets("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range dss.Items {
+		d := &dss.Items[i]
+		out[d.Namespace+"/"+d.Name] = workloadState{Kind: "DaemonSet", Available: daemonSetAvailable(d),
+			ConfigMap: configMapOf(&d.Spec.Template.Spec)}
+	}
+	sts, err := cs.AppsV1().StatefulSets("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sts.Items {
+		s := &sts.Items[i]
+		out[s.Namespace+"/"+s.Name] = workloadState{Kind: "StatefulSet", Available: statefulSetAvailable(s),
+			ConfigMap: configMapOf(&s.Spec.Template.Spec)}
+	}
+	return out, nil
+}
+
+// deploymentRolledOut is true when no pod of an older template is left (after a config change).
+func deploymentRolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return d.Status.Replicas == want
+}
+
+// daemonSetAvailable is what `kubectl rollout status` waits for, plus at least one pod scheduled.
+func daemonSetAvailable(d *appsv1.DaemonSet) bool {
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.DesiredNumberScheduled > 0 &&
+		s.UpdatedNumberScheduled == s.DesiredNumberScheduled && s.NumberAvailable == s.DesiredNumberScheduled &&
+		s.CurrentNumberScheduled == s.DesiredNumberScheduled
+}
+
+// statefulSetAvailable is what `kubectl rollout status` waits for (RollingUpdate), with every
+// replica available.
+func statefulSetAvailable(s *appsv1.StatefulSet) bool {
+	want := int32(1)
+	if s.Spec.Replicas != nil {
+		want = *s.Spec.Replicas
+	}
+	st := s.Status
+	if st.ObservedGeneration < s.Generation || st.UpdatedReplicas < want || st.AvailableReplicas < want || st.Replicas != want {
+		return false
+	}
+	return st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision
+}
+
+// configMapOf is the ConfigMap mounted as the collector's configuration volume.
+func configMapOf(spec *corev1.PodSpec) string {
+	for _, v := range spec.Volumes {
+		if v.Name == naming.ConfigMapVolume && v.ConfigMap != nil {
+			return v.ConfigMap.Name
+		}
+	}
+	return ""
+}
+
+// floorSet is what the floor creates for each workload the operator made: its ServiceAccount and
+// ConfigMap (the objects its pods need) and the workload itself, copied without owner references,
+// status or server-set metadata, to be created on a fresh cluster where no operator runs.
+type floorSet struct {
+	namespaces []string
+	items      []floorItem
+}
+
+type floorItem struct {
+	key string // namespace/name of the workload
+	sa  *corev1.ServiceAccount
+	cm  *corev1.ConfigMap
+	dep *appsv1.Deployment
+	ds  *appsv1.DaemonSet
+	sts *appsv1.StatefulSet
+}
+
+func cleanMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
+}
+
+// captureFloor reads the operator's workloads with their ServiceAccounts and ConfigMaps.
+func captureFloor(ctx context.Context, cs kubernetes.Interface) (*floorSet, error) {
+	opts := metav1.ListOptions{LabelSelector: operatorSelector}
+	fs := &floorSet{}
+	nsSet := map[string]bool{}
+	cms, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cmBy := map[string]*corev1.ConfigMap{}
+	for i := range cms.Items {
+		cmBy[cms.Items[i].Namespace+"/"+cms.Items[i].Name] = &cms.Items[i]
+	}
+	sas, err := cs.CoreV1().ServiceAccounts("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	saBy := map[string]*corev1.ServiceAccount{}
+	for i := range sas.Items {
+		saBy[sas.Items[i].Namespace+"/"+sas.Items[i].Name] = &sas.Items[i]
+	}
+	add := func(ns, name string, spec *corev1.PodSpec, it floorItem) error {
+		it.key = ns + "/" + name
+		nsSet[ns] = true
+		if sa := saBy[ns+"/"+spec.ServiceAccountName]; sa != nil {
+			it.sa = &corev1.ServiceAccount{ObjectMeta: cleanMeta(sa.ObjectMeta)}
+		}
+		cm := cmBy[ns+"/"+configMapOf(spec)]
+		if cm == nil {
+			return fmt.Errorf("floor: the ConfigMap of %s/%s is missing", ns, name)
+		}
+		it.cm = &corev1.ConfigMap{ObjectMeta: cleanMeta(cm.ObjectMeta), Data: cm.Data}
+		fs.items = append(fs.items, it)
+		return nil
+	}
+	deps, err := cs.AppsV1().Deployments("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range deps.Items {
+		c := &appsv1.Deployment{ObjectMeta: cleanMeta(d.ObjectMeta), Spec: d.Spec}
+		if err := add(d.Namespace, d.Name, &d.Spec.Template.Spec, floorItem{dep: c}); err != nil {
+			return nil, err
+		}
+	}
+	dss, err := cs.AppsV1().DaemonSets("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dss.Items {
+		c := &appsv1.DaemonSet{ObjectMeta: cleanMeta(d.ObjectMeta), Spec: d.Spec}
+		if err := add(d.Namespace, d.Name, &d.Spec.Template.Spec, floorItem{ds: c}); err != nil {
+			return nil, err
+		}
+	}
+	sts, err := cs.AppsV1().StatefulSets("").List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sts.Items {
+		c := &appsv1.StatefulSet{ObjectMeta: cleanMeta(s.ObjectMeta), Spec: s.Spec}
+		if err := add(s.Namespace, s.Name, &s.Spec.Template.Spec, floorItem{sts: c}); err != nil {
+			return nil, err
+		}
+	}
+	for ns := range nsSet {
+		fs.namespaces = append(fs.namespaces, ns)
+	}
+	return fs, nil
+}
+
+// create makes one item's objects in order: ServiceAccount, ConfigMap, workload.
+func (it *floorItem) create(ctx context.Context, cs kubernetes.Interface) error {
+	co := metav1.CreateOptions{}
+	if it.sa != nil {
+		if _, err := cs.CoreV1().ServiceAccounts(it.sa.Namespace).Create(ctx, it.sa, co); err != nil {
+			return err
+		}
+	}
+	if _, err := cs.CoreV1().ConfigMaps(it.cm.Namespace).Create(ctx, it.cm, co); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case it.dep != nil:
+		_, err = cs.AppsV1().Deployments(it.dep.Namespace).Create(ctx, it.dep, co)
+	case it.ds != nil:
+		_, err = cs.AppsV1().DaemonSets(it.ds.Namespace).Create(ctx, it.ds, co)
+	case it.sts != nil:
+		_, err = cs.AppsV1().StatefulSets(it.sts.Namespace).Create(ctx, it.sts, co)
+	}
+	return err
+}
+
+// objects is the number of objects the floor creates.
+func (fs *floorSet) objects() int {
+	n := 0
+	for _, it := range fs.items {
+		n += 2
+		if it.sa != nil {
+			n++
+		}
+	}
+	return n
+}
