@@ -64,7 +64,7 @@ func (p *operatorProc) stop() {
 // still fails), or the process exits.
 func (p *operatorProc) metricsUp(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
-	for !procstat.HTTPOK(ctx, "http://"+p.metrics+"/metrics") {
+	for !proc.HTTPOK(ctx, "http://"+p.metrics+"/metrics") {
 		if err := p.alive(); err != nil {
 			return err
 		}
