@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,15 @@ service:
 	g.Expect(k8s.Create(ctx, col)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(get(g, ns, "old", &v1beta1.OpenTelemetryCollector{}).Status.Version).NotTo(BeEmpty())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	// Wait until the controller is done with the new collector (its resourceVersion holds still),
+	// so that no reconcile that read it before the edit below writes status.version after it.
+	g.Eventually(func(g Gomega) {
+		rv := get(g, ns, "old", &v1beta1.OpenTelemetryCollector{}).ResourceVersion
+		g.Consistently(func(g Gomega) {
+			g.Expect(get(g, ns, "old", &v1beta1.OpenTelemetryCollector{}).ResourceVersion).To(Equal(rv))
+		}).WithTimeout(1500 * time.Millisecond).WithPolling(250 * time.Millisecond).Should(Succeed())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// As if an upstream operator at 0.100.0 had managed it last.
