@@ -89,6 +89,46 @@ func ClientConfig(rc *rest.Config) *rest.Config {
 	return rc
 }
 
+// newStore is the bridge's identity record. The identity ConfigMap and the Lease go with the
+// OpAMPBridge resource, if one runs this bridge (owner, nil otherwise).
+func newStore(ctx context.Context, kube client.Client, cfg *config.Config, opts Options) (*identity.Store, *metav1.OwnerReference) {
+	store := identity.New(kube, cfg.Namespace, cfg.Name)
+	owner, err := identity.FindOwner(ctx, kube, cfg.Namespace, cfg.Name, mbridge.Name(cfg.Name))
+	if err != nil {
+		opts.Logger.Info("cannot look up the OpAMPBridge resource running this bridge; its identity ConfigMap and Lease will not be garbage collected with it", "error", err.Error())
+	}
+	if owner != nil {
+		store.SetOwner(owner)
+	}
+	return store, owner
+}
+
+// serveHealth serves /healthz, /readyz (from st) and /metrics on addr; it returns the bound
+// address and a stop function.
+func serveHealth(addr string, st *readiness, m *metrics.Metrics) (string, func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("health: listening on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", st.healthz)
+	mux.HandleFunc("/readyz", st.readyz)
+	mux.Handle("/metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return ln.Addr().String(), func() { _ = hs.Close() }, nil
+}
+
+// firstPositive returns the first of ds that is positive (0 if none is).
+func firstPositive(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
 // Run runs the bridge until ctx ends (nil error) or something fails. With leader election, losing
 // the Lease is an error: the process should exit and restart as a standby.
 func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options) error {
@@ -102,15 +142,7 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
-	store := identity.New(kube, cfg.Namespace, cfg.Name)
-	// The identity ConfigMap and the Lease go with the OpAMPBridge resource, if one runs us.
-	owner, err := identity.FindOwner(ctx, kube, cfg.Namespace, cfg.Name, mbridge.Name(cfg.Name))
-	if err != nil {
-		log.Info("cannot look up the OpAMPBridge resource running this bridge; its identity ConfigMap and Lease will not be garbage collected with it", "error", err.Error())
-	}
-	if owner != nil {
-		store.SetOwner(owner)
-	}
+	store, owner := newStore(ctx, kube, cfg, opts)
 	cols, err := collectors.New(rc, scheme, collectors.Options{
 		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
 		Namespaces: cfg.Namespaces, Record: store,
@@ -142,27 +174,15 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 		_ = px.Stop(stopCtx)
 	}()
 	m := metrics.New(func() int { return len(px.Agents()) })
-	healthLn, err := net.Listen("tcp", cfg.HealthListenAddr)
+	healthAddr, stopHealth, err := serveHealth(cfg.HealthListenAddr, &st, m)
 	if err != nil {
-		return fmt.Errorf("health: listening on %s: %w", cfg.HealthListenAddr, err)
+		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", st.healthz)
-	mux.HandleFunc("/readyz", st.readyz)
-	mux.Handle("/metrics", m.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(healthLn) }()
-	defer func() { _ = hs.Close() }()
+	defer stopHealth()
 	if opts.Listening != nil {
-		opts.Listening(px.Addr(), healthLn.Addr().String())
+		opts.Listening(px.Addr(), healthAddr)
 	}
-	syncTimeout := opts.SyncTimeout
-	if syncTimeout <= 0 {
-		syncTimeout = cfg.SyncTimeout
-	}
-	if syncTimeout <= 0 {
-		syncTimeout = config.DefaultSyncTimeout
-	}
+	syncTimeout := firstPositive(opts.SyncTimeout, cfg.SyncTimeout, config.DefaultSyncTimeout)
 	syncCtx, cancelSync := context.WithTimeout(ctx, syncTimeout)
 	err = cols.Start(ctx, syncCtx)
 	cancelSync()
