@@ -36,14 +36,6 @@ type writeCount struct {
 	By     map[string]int `json:"by_resource_verb"`
 }
 
-func auditOffset(path string) (int64, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
-}
-
 // countWrites counts the write requests whose user agent starts with agentPrefix in [from, to).
 func countWrites(path string, from, to int64, agentPrefix string) (writeCount, error) {
 	wc := writeCount{By: map[string]int{}}

@@ -191,7 +191,7 @@ func (b *bench) catchupWindow(ctx context.Context, r *catchupResult) error {
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return err
 	}
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (b *bench) catchupWindow(ctx context.Context, r *catchupResult) error {
 	if err := sleep(ctx, b.cfg.idle); err != nil {
 		return err
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}

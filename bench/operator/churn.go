@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/internal/naming"
+	"github.com/otelop/otelop/test/simcluster"
 )
 
 // churnResult holds the churn step: the configuration of many collectors changed at once, until
@@ -65,7 +66,7 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) (err 
 		}
 		c.ByKind[w.Kind]++
 	}
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) (err 
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}

@@ -170,7 +170,7 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 	n := r.Collectors
 	want := scaleWant(b.cfg, n)
 	r.Workloads = len(want)
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func (b *bench) restartWithMore(ctx context.Context, r *scenarioResult) error {
 	}
 	r.RSSWhileAddingPeakMB = rssWindow(b.op.rss, from, time.Now()).PeakMB
 	say("RSS peak while they were added: %.0f MiB", r.RSSWhileAddingPeakMB)
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (b *bench) restartWithMore(ctx context.Context, r *scenarioResult) error {
 	if err := b.checkReady(ctx); err != nil {
 		return err
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ func (b *bench) convergeCollectors(ctx context.Context, r *scenarioResult) error
 	for ns := range nsSet {
 		namespaces = append(namespaces, ns)
 	}
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (b *bench) convergeCollectors(ctx context.Context, r *scenarioResult) error
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return err
 	}
@@ -407,7 +407,7 @@ func (b *bench) idleWindow(ctx context.Context, d time.Duration) (writeCount, fl
 	if err != nil {
 		return writeCount{}, 0, err
 	}
-	off0, err := auditOffset(b.c.AuditLog)
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return writeCount{}, 0, err
 	}
@@ -421,7 +421,7 @@ func (b *bench) idleWindow(ctx context.Context, d time.Duration) (writeCount, fl
 			return writeCount{}, 0, err
 		}
 	}
-	off1, err := auditOffset(b.c.AuditLog)
+	off1, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
 		return writeCount{}, 0, err
 	}

@@ -333,11 +333,11 @@ func waitQuiet(ctx context.Context, t *testing.T) {
 // auditOffset is the audit log's current size: the start of a window.
 func auditOffset(t *testing.T) int64 {
 	t.Helper()
-	st, err := os.Stat(cluster.AuditLog)
+	size, err := simcluster.AuditOffset(cluster.AuditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.Size()
+	return size
 }
 
 // operatorWrites returns the operator's write requests in the audit log since offset from.

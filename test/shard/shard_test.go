@@ -108,7 +108,10 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	}
 
 	// Shard b dies. Both shards' collectors change; only shard a's change is acted on.
-	offset := fileSize(t, c.AuditLog)
+	offset, err := simcluster.AuditOffset(c.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.Kill()
 	aName, bName := collectorName("a", 0), collectorName("b", 1)
 	for _, name := range []string{aName, bName} {
@@ -253,13 +256,4 @@ func waitReplicas(ctx context.Context, t *testing.T, k8s client.Client, collecto
 	if err != nil {
 		t.Fatalf("%s's Deployment did not reach %d replicas: %v", collector, want, err)
 	}
-}
-
-func fileSize(t *testing.T, path string) int64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Size()
 }

@@ -49,6 +49,16 @@ func (e AuditEvent) Resource() string {
 	return e.ObjectRef.Resource
 }
 
+// AuditOffset is the audit log's current size: the byte offset where a window of requests starts
+// (see ReadAudit).
+func AuditOffset(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
 // ReadAudit calls fn for every event of the audit log at path from byte offset from to the end
 // (a window of requests is the byte range between two offsets, see os.Stat's size).
 func ReadAudit(path string, from int64, fn func(AuditEvent)) error {

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/test/simcluster"
 )
 
 // watched are the kinds the snapshots hold: what the operators own, plus the pods and the objects
@@ -241,9 +243,9 @@ func total(w map[string]int) int {
 }
 
 func fileSize(path string) int64 {
-	st, err := os.Stat(path)
+	size, err := simcluster.AuditOffset(path)
 	if err != nil {
 		return 0
 	}
-	return st.Size()
+	return size
 }
