@@ -40,6 +40,32 @@ const (
 	// collector refuses at start). The message names the pod, the container, the exit code and
 	// the last line of the termination message. It clears once the pods are available.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+	// ReasonImagePullBackOff: Ready=False, Stalled=True; the workload is not available because the
+	// kubelet cannot pull the image of a container of the collector's pods (a typo in the image, a
+	// missing imagePullSecret, an unreachable or private registry). The kubelet's waiting reasons
+	// ErrImagePull, ImagePullBackOff, RegistryUnavailable and SignatureValidationFailed all give
+	// this reason; the message names the pod, the container, the image, the kubelet's reason of
+	// the failed pull and its message. It clears once the pods are available.
+	ReasonImagePullBackOff = "ImagePullBackOff"
+	// ReasonInvalidImageName: Ready=False, Stalled=True; the kubelet cannot parse the image
+	// reference of a container of the collector's pods. The message names the pod, the container
+	// and the image.
+	ReasonInvalidImageName = "InvalidImageName"
+	// ReasonErrImageNeverPull: Ready=False, Stalled=True; a container of the collector's pods has
+	// imagePullPolicy Never and its image is not on the node.
+	ReasonErrImageNeverPull = "ErrImageNeverPull"
+	// ReasonImageInspectError: Ready=False, Stalled=True; the container runtime cannot inspect the
+	// image of a container of the collector's pods.
+	ReasonImageInspectError = "ImageInspectError"
+	// ReasonCreateContainerConfigError: Ready=False, Stalled=True; the kubelet cannot build the
+	// configuration of a container of the collector's pods, usually because an environment
+	// variable refers to a ConfigMap, Secret or key that does not exist. The message names the
+	// pod, the container, the image and the kubelet's message.
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonCreateContainerError: Ready=False, Stalled=True; the container runtime refused to
+	// create a container of the collector's pods (for example a volume mount it cannot make). The
+	// message names the pod, the container, the image and the kubelet's message.
+	ReasonCreateContainerError = "CreateContainerError"
 	// ReasonInvalidSpec: Stalled=True, Ready=False; the spec cannot be built into objects (for
 	// example an invalid collector configuration). Retrying will not help until the spec changes.
 	ReasonInvalidSpec = "InvalidSpec"

@@ -119,3 +119,108 @@ func TestStatusOfACrashLoopingCollector(t *testing.T) {
 		t.Errorf("available again: %+v", st.Conditions)
 	}
 }
+
+func waiting(name, image, reason, msg string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Image: image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+}
+
+// TestCrashOfContainersThatCannotStart: the kubelet's waiting reasons that do not resolve by
+// themselves are reported with the pod, the container, the image and the kubelet's message; a
+// pull back-off and the failed pull behind it give the same reason and message.
+func TestCrashOfContainersThatCannotStart(t *testing.T) {
+	const img = "ghcr.io/example/otelcol:0.1"
+	pullErr := `failed to pull and unpack image "ghcr.io/example/otelcol:0.1": failed to resolve reference "ghcr.io/example/otelcol:0.1": not found`
+	pullMsg := `pod a: container otc-container (image "ghcr.io/example/otelcol:0.1") cannot start: ErrImagePull: ` + pullErr
+	for _, tc := range []struct {
+		name       string
+		pods       []corev1.Pod
+		wantReason string
+		want       string // "" for nothing to report
+	}{
+		{"pull failed", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{waiting("otc-container", img, "ErrImagePull", pullErr)})},
+			v1beta1.ReasonImagePullBackOff, pullMsg},
+		{"back-off after the failed pull", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{
+			waiting("otc-container", img, "ImagePullBackOff", `Back-off pulling image "`+img+`": ErrImagePull: `+pullErr)})},
+			v1beta1.ReasonImagePullBackOff, pullMsg},
+		{"back-off, the failed pull forgotten (kubelet restarted)", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{
+			waiting("otc-container", img, "ImagePullBackOff", `Back-off pulling image "`+img+`"`)})},
+			v1beta1.ReasonImagePullBackOff, `pod a: container otc-container (image "` + img + `") cannot start: ImagePullBackOff: Back-off pulling image "` + img + `"`},
+		{"registry unavailable, backing off", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{
+			waiting("otc-container", img, "ImagePullBackOff", `Back-off pulling image "`+img+`": RegistryUnavailable: image pull failed for `+img+` because the registry is unavailable`)})},
+			v1beta1.ReasonImagePullBackOff, `pod a: container otc-container (image "` + img + `") cannot start: RegistryUnavailable: image pull failed for ` + img + ` because the registry is unavailable`},
+		{"invalid image name", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{
+			waiting("otc-container", "Otelcol:latest", "InvalidImageName", `Failed to apply default image tag "Otelcol:latest": couldn't parse image name "Otelcol:latest": invalid reference format: repository name must be lowercase`)})},
+			v1beta1.ReasonInvalidImageName, `pod a: container otc-container (image "Otelcol:latest") cannot start: InvalidImageName: Failed to apply default image tag "Otelcol:latest": couldn't parse image name "Otelcol:latest": invalid reference format: repository name must be lowercase`},
+		{"never pull", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{
+			waiting("otc-container", img, "ErrImageNeverPull", `Container image "`+img+`" is not present with pull policy of Never`)})},
+			v1beta1.ReasonErrImageNeverPull, `pod a: container otc-container (image "` + img + `") cannot start: ErrImageNeverPull: Container image "` + img + `" is not present with pull policy of Never`},
+		{"missing key of an env ConfigMap, in a sidecar; the image from the spec", []corev1.Pod{{
+			ObjectMeta: metav1.ObjectMeta{Name: "a"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: img}, {Name: "proxy", Image: "envoy:1"}}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "otc-container", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+				waiting("proxy", "", "CreateContainerConfigError", "couldn't find key token in Secret ns/proxy\n")}}}},
+			v1beta1.ReasonCreateContainerConfigError, `pod a: container proxy (image "envoy:1") cannot start: CreateContainerConfigError: couldn't find key token in Secret ns/proxy`},
+		{"runtime refuses to create, init container", []corev1.Pod{pod("a",
+			[]corev1.ContainerStatus{waiting("setup", "busybox:1", "CreateContainerError", "failed to generate container spec:\n  mount /x: no such file")},
+			[]corev1.ContainerStatus{waiting("otc-container", img, "PodInitializing", "")})},
+			v1beta1.ReasonCreateContainerError, `pod a: init container setup (image "busybox:1") cannot start: CreateContainerError: failed to generate container spec: mount /x: no such file`},
+		{"image inspect", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{waiting("otc-container", img, "ImageInspectError", "Failed to inspect image")})},
+			v1beta1.ReasonImageInspectError, `pod a: container otc-container (image "` + img + `") cannot start: ImageInspectError: Failed to inspect image`},
+		{"creating, pulling, initializing: on their way", []corev1.Pod{
+			pod("a", nil, []corev1.ContainerStatus{waiting("otc-container", img, "ContainerCreating", "")}),
+			pod("b", []corev1.ContainerStatus{waiting("setup", img, "PodInitializing", "")}, nil)}, "", ""},
+		{"start failed: reported as a crash once it restarts, not by its waiting reason", []corev1.Pod{pod("a", nil, []corev1.ContainerStatus{{
+			Name: "otc-container", RestartCount: 1,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RunContainerError", Message: "exec: not found"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", Message: "exec: not found"}}}})},
+			v1beta1.ReasonCrashLoopBackOff, "pod a: container otc-container is crash-looping, last exit code 128 (StartError): exec: not found"},
+		{"the first pod that cannot run", []corev1.Pod{
+			pod("a", nil, []corev1.ContainerStatus{waiting("otc-container", img, "ContainerCreating", "")}),
+			pod("b", nil, []corev1.ContainerStatus{crashLooping("otc-container", 1, "")}),
+			pod("c", nil, []corev1.ContainerStatus{waiting("otc-container", img, "ErrImagePull", pullErr)})},
+			v1beta1.ReasonCrashLoopBackOff, "pod b: container otc-container is crash-looping, last exit code 1 (Error)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := crashOf(tc.pods)
+			if tc.want == "" {
+				if c != nil {
+					t.Fatalf("reported %s: %q", c.reason, c.Message())
+				}
+				return
+			}
+			if c == nil {
+				t.Fatal("not reported")
+			}
+			if c.reason != tc.wantReason || c.Message() != tc.want {
+				t.Errorf("got  %s %q\nwant %s %q", c.reason, c.Message(), tc.wantReason, tc.want)
+			}
+		})
+	}
+	long := crashOf([]corev1.Pod{pod("a", nil, []corev1.ContainerStatus{waiting("c", img, "ErrImagePull", strings.Repeat("x", 5000))})})
+	if n := len(long.Message()); n > 700 {
+		t.Errorf("message of %d bytes: the kubelet's message must be truncated", n)
+	}
+}
+
+// TestStatusOfACollectorWhoseImageCannotBePulled: the reason of the condition is the crash's.
+func TestStatusOfACollectorWhoseImageCannotBePulled(t *testing.T) {
+	col := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Generation: 1}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "c-collector", Generation: 1},
+		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1}}
+	dep.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	crash := crashOf([]corev1.Pod{pod("c-collector-x", nil, []corev1.ContainerStatus{waiting("otc-container", "otelcol:typo", "ErrImagePull", "not found")})})
+	st := computeStatus(col, nil, dep, "0.1", nil, crash)
+	want := `Deployment c-collector: 0/1 pods available; pod c-collector-x: container otc-container (image "otelcol:typo") cannot start: ErrImagePull: not found`
+	for _, typ := range []string{v1beta1.ConditionReady, v1beta1.ConditionStalled} {
+		c := meta.FindStatusCondition(st.Conditions, typ)
+		if c == nil || c.Reason != v1beta1.ReasonImagePullBackOff || c.Message != want {
+			t.Errorf("%s: %+v", typ, c)
+		}
+	}
+	if !meta.IsStatusConditionFalse(st.Conditions, v1beta1.ConditionReady) || !meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionStalled) {
+		t.Errorf("want Ready=False, Stalled=True: %+v", st.Conditions)
+	}
+}

@@ -139,10 +139,12 @@ func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Obj
 		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonReconciled,
 			fmt.Sprintf("%s %s: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired))
 	case crash != nil:
+		// A container that crash-loops (CrashLoopBackOff) or that the kubelet cannot pull or
+		// create (ImagePullBackOff, CreateContainerConfigError, ...): crash.reason says which.
 		msg := fmt.Sprintf("%s %s: %d/%d pods available; %s", kind, workload.GetName(), ro.available, ro.desired, crash.Message())
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
-		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonCrashLoopBackOff, msg)
-		setCondition(&st, gen, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonCrashLoopBackOff, msg)
+		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, crash.reason, msg)
+		setCondition(&st, gen, v1beta1.ConditionStalled, metav1.ConditionTrue, crash.reason, msg)
 	case !ro.upToDate:
 		msg := fmt.Sprintf("%s %s is rolling out: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired)
 		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonProgressing, msg)
