@@ -3,9 +3,11 @@ package collector
 import (
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -222,5 +224,17 @@ func TestStatusOfACollectorWhoseImageCannotBePulled(t *testing.T) {
 	}
 	if !meta.IsStatusConditionFalse(st.Conditions, v1beta1.ConditionReady) || !meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionStalled) {
 		t.Errorf("want Ready=False, Stalled=True: %+v", st.Conditions)
+	}
+
+	// Still stalled at the next reconcile: the stored transition times stay, so the status
+	// computed is the stored one and nothing is written.
+	since := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = since
+	}
+	col.Status = st
+	again := computeStatus(col, nil, dep, "0.1", nil, crash)
+	if !equality.Semantic.DeepEqual(again, st) {
+		t.Errorf("a collector that stays stalled gets a new status:\n got %+v\nwant %+v", again.Conditions, st.Conditions)
 	}
 }

@@ -144,6 +144,12 @@ func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Obj
 		msg := fmt.Sprintf("%s %s: %d/%d pods available; %s", kind, workload.GetName(), ro.available, ro.desired, crash.Message())
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
 		setCondition(&st, gen, v1beta1.ConditionReady, metav1.ConditionFalse, crash.reason, msg)
+		// Stalled was removed above: put the stored one back first, so that its
+		// lastTransitionTime stays while the collector stays Stalled (else every reconcile
+		// in a new second would write the status).
+		if prev := meta.FindStatusCondition(otelcol.Status.Conditions, v1beta1.ConditionStalled); prev != nil {
+			meta.SetStatusCondition(&st.Conditions, *prev)
+		}
 		setCondition(&st, gen, v1beta1.ConditionStalled, metav1.ConditionTrue, crash.reason, msg)
 	case !ro.upToDate:
 		msg := fmt.Sprintf("%s %s is rolling out: %d/%d pods available", kind, workload.GetName(), ro.available, ro.desired)
