@@ -14,7 +14,8 @@ import (
 
 // maxPodsRead bounds how many pods one status computation reads: pods are not cached (see
 // internal/operator/cache.go), so they are listed from the API server, only for a collector whose
-// workload is not available, only that collector's pods, one page of at most this many.
+// workload is not available or rolling out, only that collector's pods, one page of at most this
+// many.
 const maxPodsRead = 50
 
 // crashLoopBackOff is the kubelet's waiting reason of a container it restarts with a back-off.

@@ -103,3 +103,46 @@ func TestImagePullFailureIsReportedInStatus(t *testing.T) {
 		g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeNil())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
+
+// TestImagePullFailureDuringARolloutIsReported: a new spec.image with a typo on a running
+// collector. The Deployment keeps the old pod (available) and waits for the new one, which cannot
+// pull its image: without a look at the pods the collector would say "rolling out" forever.
+func TestImagePullFailureDuringARolloutIsReported(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	col := newCollector(t, ns, "upgrade", v1beta1.ModeDeployment, otlpConfig)
+	g.Expect(k8s.Create(ctx, col)).To(Succeed())
+	dep := &appsv1.Deployment{}
+	g.Eventually(func(g Gomega) { get(g, ns, "upgrade-collector", dep) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(readyCondition(g, col).Status).To(Equal(metav1.ConditionTrue))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	const image = "ghcr.io/example/otelcol:0.l"
+	g.Eventually(func(g Gomega) {
+		cur := get(g, ns, "upgrade", &v1beta1.OpenTelemetryCollector{})
+		cur.Spec.Image = image
+		g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, ns, "upgrade-collector", dep)
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	imagePullPod(g, dep, "upgrade-collector-7f9d-k2m", image)
+	// The old pod is available, the new one is not: 2 pods, 1 updated.
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 1,
+		ReadyReplicas: 1, AvailableReplicas: 1, UnavailableReplicas: 1}
+	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := readyCondition(g, col)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(v1beta1.ReasonImagePullBackOff))
+		g.Expect(c.Message).To(HavePrefix(`Deployment upgrade-collector: 1/1 pods available; pod upgrade-collector-7f9d-k2m: ` +
+			`container otc-container (image "` + image + `") cannot start: ErrImagePull: `))
+		cur := get(g, ns, "upgrade", &v1beta1.OpenTelemetryCollector{})
+		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}

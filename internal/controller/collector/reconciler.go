@@ -44,8 +44,8 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads from the API server, uncached (the manager's API reader): desired objects
 	// that exist without our ownership, before we would overwrite them (nil falls back to Client),
-	// and the collector's pods, listed only while its workload is not available, to report a
-	// crash-looping container (nil disables that).
+	// and the collector's pods, listed only while its workload is not available or rolling out,
+	// to report a container that crash-loops or cannot start (nil disables that).
 	APIReader client.Reader
 	// Applier writes desired objects.
 	Applier *apply.Applier
@@ -133,20 +133,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	workload := findWorkload(desired, existing)
 	var crash *podCrash
 	var result ctrl.Result
-	if ro, ok := rolloutOf(workload); ok && applyErr == nil && ro.unavailable() && workload.GetUID() != "" && r.APIReader != nil {
+	// While rolling out too: a new pod that cannot pull its image (a typo in a new spec.image)
+	// leaves the old pods available, and the rollout would wait forever.
+	if ro, ok := rolloutOf(workload); ok && applyErr == nil && (ro.unavailable() || !ro.upToDate) && workload.GetUID() != "" && r.APIReader != nil {
 		if crash, err = findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector); err != nil {
 			log.Info("not reporting the pods' state", "reason", err.Error())
 		}
-		// Pods are not watched: look again while the workload stays unavailable, so that a
-		// crash that starts (or ends) without a workload status change is reported.
+		// Pods are not watched: look again while the workload stays unavailable or rolling
+		// out, so that a crash that starts (or ends) without a workload status change is
+		// reported.
 		result.RequeueAfter = unavailableRecheck
 	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
 	return result, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
 }
 
-// unavailableRecheck is how often a collector whose workload is not available is reconciled
-// again (a read of its pods; a write only when the status changes).
+// unavailableRecheck is how often a collector whose workload is not available (or is rolling
+// out) is reconciled again (a read of its pods; a write only when the status changes).
 const unavailableRecheck = time.Minute
 
 // stalled records that the spec cannot be built. It is a terminal error: retrying will not help
