@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,18 +108,44 @@ func (c *podCrash) Message() string {
 }
 
 // findCrash lists the collector's pods (selected by its workload's selector, in its namespace)
-// from reader and returns the first crashing container, or nil.
-func findCrash(ctx context.Context, reader client.Reader, namespace string, selector *metav1.LabelSelector) (*podCrash, error) {
+// from reader and returns the first container that cannot run, or nil, and whether a pod is still
+// starting (see starting).
+func findCrash(ctx context.Context, reader client.Reader, namespace string, selector *metav1.LabelSelector) (*podCrash, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil || sel.Empty() {
-		return nil, err // never list a whole namespace
+		return nil, false, err // never list a whole namespace
 	}
 	pods := &corev1.PodList{}
 	if err := reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel},
 		client.Limit(maxPodsRead)); err != nil {
-		return nil, fmt.Errorf("listing the collector's pods: %w", err)
+		return nil, false, fmt.Errorf("listing the collector's pods: %w", err)
 	}
-	return crashOf(pods.Items), nil
+	crash := crashOf(pods.Items)
+	return crash, crash == nil && starting(pods.Items, time.Now()), nil
+}
+
+// startingWindow is how long after its creation a pod that is not ready counts as starting.
+const startingWindow = 2 * time.Minute
+
+// starting reports a pod created less than startingWindow before now that is not ready yet: its
+// image may still be pulled, or fail to be, or its container crash, with no change of the
+// workload's status to trigger a reconcile. Pods are not watched, so the reconciler looks again
+// sooner then (startingRecheck), only during that window.
+func starting(pods []corev1.Pod, now time.Time) bool {
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || now.Sub(p.CreationTimestamp.Time) >= startingWindow {
+			continue
+		}
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+		}
+		if !ready {
+			return true
+		}
+	}
+	return false
 }
 
 // crashOf returns the first container (by pod order, init containers first) that is not ready and

@@ -238,3 +238,33 @@ func TestStatusOfACollectorWhoseImageCannotBePulled(t *testing.T) {
 		t.Errorf("a collector that stays stalled gets a new status:\n got %+v\nwant %+v", again.Conditions, st.Conditions)
 	}
 }
+
+func TestStarting(t *testing.T) {
+	now := time.Now()
+	mk := func(age time.Duration, ready, deleting bool) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: metav1.NewTime(now.Add(-age))}}
+		if ready {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{Time: now}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want bool
+	}{
+		{"no pods", nil, false},
+		{"new, not ready", []corev1.Pod{mk(10 * time.Second, false, false)}, true},
+		{"new, ready", []corev1.Pod{mk(10 * time.Second, true, false)}, false},
+		{"new, being deleted", []corev1.Pod{mk(10 * time.Second, false, true)}, false},
+		{"old, not ready: the slow recheck", []corev1.Pod{mk(startingWindow, false, false)}, false},
+		{"one of several", []corev1.Pod{mk(time.Hour, false, false), mk(time.Second, false, false)}, true},
+	} {
+		if got := starting(tc.pods, now); got != tc.want {
+			t.Errorf("%s: starting = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

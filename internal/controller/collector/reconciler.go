@@ -136,13 +136,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// While rolling out too: a new pod that cannot pull its image (a typo in a new spec.image)
 	// leaves the old pods available, and the rollout would wait forever.
 	if ro, ok := rolloutOf(workload); ok && applyErr == nil && (ro.unavailable() || !ro.upToDate) && workload.GetUID() != "" && r.APIReader != nil {
-		if crash, err = findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector); err != nil {
+		var podStarting bool
+		if crash, podStarting, err = findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector); err != nil {
 			log.Info("not reporting the pods' state", "reason", err.Error())
 		}
 		// Pods are not watched: look again while the workload stays unavailable or rolling
 		// out, so that a crash that starts (or ends) without a workload status change is
-		// reported.
+		// reported; sooner while a new pod starts (its pull or first crash is seconds away).
 		result.RequeueAfter = unavailableRecheck
+		if podStarting {
+			result.RequeueAfter = startingRecheck
+		}
 	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
 	return result, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
@@ -151,6 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // unavailableRecheck is how often a collector whose workload is not available (or is rolling
 // out) is reconciled again (a read of its pods; a write only when the status changes).
 const unavailableRecheck = time.Minute
+
+// startingRecheck is how often it is reconciled again while one of its pods is starting (for
+// at most startingWindow after the pod's creation).
+const startingRecheck = 10 * time.Second
 
 // stalled records that the spec cannot be built. It is a terminal error: retrying will not help
 // until the spec changes, which triggers a new reconcile.
