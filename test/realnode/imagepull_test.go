@@ -60,7 +60,7 @@ spec:
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(v1beta1.ReasonImagePullBackOff), c.Message)
 		g.Expect(c.Message).To(ContainSubstring(`pod ` + podName + `: container otc-container (image "` + missing + `") cannot start: `))
-		g.Expect(c.Message).To(ContainSubstring(missing + `": `), "the kubelet's message follows")
+		g.Expect(c.Message).To(ContainSubstring(missing+`": `), "the kubelet's message follows")
 		col := &v1beta1.OpenTelemetryCollector{}
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "typo"}, col)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(col.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())

@@ -257,9 +257,9 @@ func TestStarting(t *testing.T) {
 		want bool
 	}{
 		{"no pods", nil, false},
-		{"new, not ready", []corev1.Pod{mk(10 * time.Second, false, false)}, true},
-		{"new, ready", []corev1.Pod{mk(10 * time.Second, true, false)}, false},
-		{"new, being deleted", []corev1.Pod{mk(10 * time.Second, false, true)}, false},
+		{"new, not ready", []corev1.Pod{mk(10*time.Second, false, false)}, true},
+		{"new, ready", []corev1.Pod{mk(10*time.Second, true, false)}, false},
+		{"new, being deleted", []corev1.Pod{mk(10*time.Second, false, true)}, false},
 		{"old, not ready: the slow recheck", []corev1.Pod{mk(startingWindow, false, false)}, false},
 		{"one of several", []corev1.Pod{mk(time.Hour, false, false), mk(time.Second, false, false)}, true},
 	} {
