@@ -133,23 +133,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	workload := findWorkload(desired, existing)
 	var crash *podCrash
 	var result ctrl.Result
-	// While rolling out too: a new pod that cannot pull its image (a typo in a new spec.image)
-	// leaves the old pods available, and the rollout would wait forever.
-	if ro, ok := rolloutOf(workload); ok && applyErr == nil && (ro.unavailable() || !ro.upToDate) && workload.GetUID() != "" && r.APIReader != nil {
-		var podStarting bool
-		if crash, podStarting, err = findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector); err != nil {
-			log.Info("not reporting the pods' state", "reason", err.Error())
-		}
-		// Pods are not watched: look again while the workload stays unavailable or rolling
-		// out, so that a crash that starts (or ends) without a workload status change is
-		// reported; sooner while a new pod starts (its pull or first crash is seconds away).
-		result.RequeueAfter = unavailableRecheck
-		if podStarting {
-			result.RequeueAfter = startingRecheck
-		}
+	if applyErr == nil {
+		crash, result.RequeueAfter = r.podTrouble(ctx, otelcol, workload)
 	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
 	return result, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
+}
+
+// podTrouble reads the pods of a collector whose workload is not available, or is rolling out (a
+// new pod that cannot pull its image, a typo in a new spec.image, leaves the old pods available
+// and the rollout waits forever), and returns the first container that cannot run, or nil. Pods
+// are not watched: recheck says when to look again, so that a crash or a failed pull that
+// starts (or ends) without a change of the workload's status is reported (zero: not needed).
+func (r *Reconciler) podTrouble(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, workload client.Object) (crash *podCrash, recheck time.Duration) {
+	ro, ok := rolloutOf(workload)
+	if !ok || !(ro.unavailable() || !ro.upToDate) || workload.GetUID() == "" || r.APIReader == nil {
+		return nil, 0
+	}
+	crash, podStarting, err := findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("not reporting the pods' state", "reason", err.Error())
+	}
+	if podStarting { // its pull or first crash is seconds away
+		return crash, startingRecheck
+	}
+	return crash, unavailableRecheck
 }
 
 // unavailableRecheck is how often a collector whose workload is not available (or is rolling
