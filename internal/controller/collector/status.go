@@ -99,8 +99,9 @@ func imageOf(desired []client.Object) string {
 // computeStatus derives the collector's status from what was applied and the live workload.
 // Ready is True only when the workload's pods are all updated and available; sidecar collectors
 // are Ready once their configuration is applied (their pods belong to other workloads). crash,
-// when not nil, is a crashing container of the collector's pods (read only while the workload
-// is not available): it makes the collector Stalled with reason CrashLoopBackOff.
+// when not nil, is a container of the collector's pods that crash-loops or cannot be pulled or
+// created (read only while the workload is not available or rolls out): it makes the collector
+// Stalled with the kubelet's reason (CrashLoopBackOff, ImagePullBackOff, ...).
 func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, workload client.Object, version string, applyErr error, crash *podCrash) v1beta1.OpenTelemetryCollectorStatus {
 	st := *otelcol.Status.DeepCopy()
 	gen := otelcol.Generation
