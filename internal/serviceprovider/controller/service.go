@@ -44,7 +44,7 @@ func (s *Service) now() time.Time {
 }
 
 // CreateOrUpdate runs the seven steps: Progressing, control-plane access, pull secrets and CA
-// bundle, OCIRepository, the CRDs release, the workload release, status of every resource.
+// bundles, OCIRepository, the CRDs release, the workload release, status of every resource.
 func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
 	if obj.Status.Phase == "" || obj.Status.Phase == spv1alpha1.PhaseTerminating {
 		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, "reconciling")
@@ -96,11 +96,19 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	if in.chartSecret != nil {
 		chartSecret = instance.ChartPullSecretName(obj.Name)
 	}
+	chartCASecret := ""
+	if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartCA); err != nil {
+		return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+	}
+	if in.chartCA != nil {
+		chartCASecret = instance.ChartCASecretName(obj.Name)
+	}
 
 	// Steps 4-6: the chart source and the two releases.
 	fin := flux.Inputs{
 		Name: obj.Name, PlatformNamespace: platformNS, InstanceID: id,
 		Version: in.version.Version, ChartURL: in.version.ChartURL, ChartPullSecret: chartSecret,
+		ChartInsecure: in.version.ChartInsecure, ChartCASecret: chartCASecret,
 		Interval: cfg.PollInterval(), CPKubeconfigSecret: cc.MCPAccessSecret.Name, WorkloadKubeconfigSecret: cc.WorkloadAccessSecret.Name,
 		Values: in.values, PullSecrets: names(in.pullSecrets), CABundle: in.caBundle != nil,
 	}
