@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"crypto/tls"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,12 +27,12 @@ import (
 // certificate signed by ca (a private CA that no client trusts by default), and returns its
 // host:port, until owner ends.
 func startRegistry(owner *testing.T, ca *testenv.CA) string {
-	var log syncBuffer
-	logrus.SetOutput(&log)
+	var logs syncBuffer
+	logrus.SetOutput(&logs)
 	owner.Cleanup(func() {
 		logrus.SetOutput(os.Stderr)
 		if owner.Failed() {
-			owner.Logf("registry log (tail):\n%s", tailString(log.String(), 4000))
+			owner.Logf("registry log (tail):\n%s", tailString(logs.String(), 4000))
 		}
 	})
 	cfg := &configuration.Configuration{
@@ -44,6 +45,8 @@ func startRegistry(owner *testing.T, ca *testenv.CA) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := httptest.NewUnstartedServer(handlers.NewApp(ctx, cfg)) // 127.0.0.1
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.ServingCert(owner)}, MinVersion: tls.VersionTLS12}
+	// Handshakes that fail while the CA is not trusted yet are expected; keep them for failures.
+	srv.Config.ErrorLog = log.New(&logs, "registry: ", log.LstdFlags)
 	srv.StartTLS()
 	owner.Cleanup(func() { srv.Close(); cancel() })
 	return strings.TrimPrefix(srv.URL, "https://")

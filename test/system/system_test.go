@@ -181,6 +181,7 @@ func TestWholeSystem(t *testing.T) {
 		g.Eventually(func(g Gomega) {
 			_, c := readyCondition(g, ctx, oc, key)
 			g.Expect(c.Message).To(And(ContainSubstring("OCIRepository"), ContainSubstring("x509")))
+			t.Logf("before chartCABundleRef: %s", c.Message)
 		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return describe(ctx, world, key, platformNS) })
 		// The platform admin puts the CA into a ConfigMap in the provider's namespace and names it
 		// in the version's chartCABundleRef; the provider copies it next to the OCIRepository.
