@@ -89,19 +89,21 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	if err := syncCopies(ctx, cc.Workload.Client(), id, wlNS, in.pullSecrets, in.caBundle); err != nil {
 		return ctrl.Result{}, fmt.Errorf("workload cluster: %w", err)
 	}
-	chartSecret := ""
-	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartSecret); err != nil {
-		return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
-	}
+	// The platform copies the OCIRepository references exist before it does; copies it no longer
+	// references go only once it has stopped referencing them (below), so source-controller never
+	// looks for a Secret that is already gone.
+	chartSecret, chartCASecret := "", ""
 	if in.chartSecret != nil {
 		chartSecret = instance.ChartPullSecretName(obj.Name)
-	}
-	chartCASecret := ""
-	if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartCA); err != nil {
-		return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartSecret); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
 	}
 	if in.chartCA != nil {
 		chartCASecret = instance.ChartCASecretName(obj.Name)
+		if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartCA); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
 	}
 
 	// Steps 4-6: the chart source and the two releases.
@@ -114,6 +116,16 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	}
 	for _, o := range []client.Object{flux.OCIRepository(fin), flux.CRDsRelease(fin), flux.WorkloadRelease(fin)} {
 		if err := applyOwned(ctx, s.Platform, o, id, "platform cluster"); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	if in.chartSecret == nil {
+		if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	if in.chartCA == nil {
+		if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}
 	}
