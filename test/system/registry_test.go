@@ -2,6 +2,9 @@ package system
 
 import (
 	"context"
+	"crypto/tls"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,17 +19,20 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
+
+	"github.com/otelop/otelop/internal/testenv"
 )
 
-// startRegistry serves an in-memory distribution registry on 127.0.0.1 (plain HTTP) and returns
-// its host:port, until owner ends.
-func startRegistry(owner *testing.T) string {
-	var log syncBuffer
-	logrus.SetOutput(&log)
+// startRegistry serves an in-memory distribution registry on 127.0.0.1 over HTTPS, with a serving
+// certificate signed by ca (a private CA that no client trusts by default), and returns its
+// host:port, until owner ends.
+func startRegistry(owner *testing.T, ca *testenv.CA) string {
+	var logs syncBuffer
+	logrus.SetOutput(&logs)
 	owner.Cleanup(func() {
 		logrus.SetOutput(os.Stderr)
 		if owner.Failed() {
-			owner.Logf("registry log (tail):\n%s", tailString(log.String(), 4000))
+			owner.Logf("registry log (tail):\n%s", tailString(logs.String(), 4000))
 		}
 	})
 	cfg := &configuration.Configuration{
@@ -37,15 +43,19 @@ func startRegistry(owner *testing.T) string {
 	}
 	cfg.Log.AccessLog.Disabled = true
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := httptest.NewServer(handlers.NewApp(ctx, cfg)) // 127.0.0.1
+	srv := httptest.NewUnstartedServer(handlers.NewApp(ctx, cfg)) // 127.0.0.1
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.ServingCert(owner)}, MinVersion: tls.VersionTLS12}
+	// Handshakes that fail while the CA is not trusted yet are expected; keep them for failures.
+	srv.Config.ErrorLog = log.New(&logs, "registry: ", log.LstdFlags)
+	srv.StartTLS()
 	owner.Cleanup(func() { srv.Close(); cancel() })
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "https://")
 }
 
 // pushChart packages chartDir as `make chart` does (version and appVersion set to version) and
-// pushes it with the Helm SDK to oci://<reg>/charts/<name>:<version>. It returns the chart's OCI
-// URL without the tag, as a ProviderConfig's chartURL names it.
-func pushChart(t *testing.T, reg, chartDir, version string) string {
+// pushes it with the Helm SDK, trusting ca, to oci://<reg>/charts/<name>:<version>. It returns the
+// chart's OCI URL without the tag, as a ProviderConfig's chartURL names it.
+func pushChart(t *testing.T, reg string, ca *testenv.CA, chartDir, version string) string {
 	t.Helper()
 	ch, err := loader.LoadDir(chartDir)
 	if err != nil {
@@ -63,7 +73,8 @@ func pushChart(t *testing.T, reg, chartDir, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json")))
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
+	c, err := registry.NewClient(registry.ClientOptHTTPClient(trusting), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json")))
 	if err != nil {
 		t.Fatal(err)
 	}

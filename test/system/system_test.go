@@ -124,8 +124,9 @@ func TestWholeSystem(t *testing.T) {
 	pc, oc, cp, wl := world.Platform.Client, world.Onboarding.Client, world.CP.Client, world.Workload.Client
 	go (&simprovider.Provider{World: world, TokenTTL: time.Hour, Errors: func(err error) { t.Logf("simprovider: %v", err) }}).Run(ctx)
 
-	step("registry: our chart, packaged as `make chart` does, pushed with the Helm SDK", func(t *testing.T) {
-		chartURL = pushChart(t, startRegistry(top), filepath.Join(root, "charts", "opentelemetry-operator"), chartVersion)
+	registryCA := testenv.NewCA(t, "registry CA")
+	step("registry: HTTPS with a private CA; our chart, packaged as `make chart` does, pushed with the Helm SDK", func(t *testing.T) {
+		chartURL = pushChart(t, startRegistry(top, registryCA), registryCA, filepath.Join(root, "charts", "opentelemetry-operator"), chartVersion)
 	})
 
 	step("flux: source-controller and helm-controller healthy against the platform API server", func(t *testing.T) {
@@ -175,16 +176,25 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(oc.Create(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: cpName, Namespace: tenant},
 			Spec: spv1alpha1.OtelOperatorSpec{Version: chartVersion}})).To(Succeed())
 
-		// The loopback registry speaks plain HTTP: the platform admin marks the source insecure
-		// with a field manager of its own, which the provider's server-side apply leaves alone.
-		repoKey := client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}
-		g.Eventually(func() error { return pc.Get(ctx, repoKey, &sourcev1.OCIRepository{}) }).WithTimeout(time.Minute).Should(Succeed())
-		insecure := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": sourcev1.GroupVersion.String(), "kind": sourcev1.OCIRepositoryKind,
-			"metadata": map[string]any{"name": repoKey.Name, "namespace": repoKey.Namespace},
-			"spec":     map[string]any{"insecure": true},
-		}}
-		g.Expect(pc.Patch(ctx, insecure, client.Apply, client.FieldOwner("platform-admin"))).To(Succeed())
+		// The registry's certificate is signed by a private CA: until the ProviderConfig names it,
+		// source-controller cannot verify the registry, and the OtelOperator's status says why.
+		g.Eventually(func(g Gomega) {
+			_, c := readyCondition(g, ctx, oc, key)
+			g.Expect(c.Message).To(And(ContainSubstring("OCIRepository"), ContainSubstring("x509")))
+			t.Logf("before chartCABundleRef: %s", c.Message)
+		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return describe(ctx, world, key, platformNS) })
+		// The platform admin puts the CA into a ConfigMap in the provider's namespace and names it
+		// in the version's chartCABundleRef; the provider copies it next to the OCIRepository.
+		g.Expect(pc.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "registry-ca", Namespace: world.PodNamespace},
+			Data: map[string]string{"ca.crt": string(registryCA.PEM())}})).To(Succeed())
+		g.Eventually(func() error {
+			cfg := &spv1alpha1.ProviderConfig{}
+			if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
+				return err
+			}
+			cfg.Spec.Versions[0].ChartCABundleRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"}, Key: "ca.crt"}
+			return pc.Update(ctx, cfg)
+		}).WithTimeout(30 * time.Second).Should(Succeed())
 
 		g.Eventually(func(g Gomega) {
 			o := &spv1alpha1.OtelOperator{}
@@ -216,6 +226,12 @@ func TestWholeSystem(t *testing.T) {
 		mgr := manager(g, dep)
 		g.Expect(mgr.Env).To(ContainElement(HaveField("Name", "KUBECONFIG")))
 		g.Expect(mgr.Args).To(ContainElement("--webhook-cert-namespace=" + instance.CPNamespace))
+		// Verified with the CA alone: no insecure on the source.
+		repo := &sourcev1.OCIRepository{}
+		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}, repo)).To(Succeed())
+		g.Expect(repo.Spec.Insecure).To(BeFalse())
+		g.Expect(repo.Spec.CertSecretRef).NotTo(BeNil())
+		g.Expect(repo.Spec.CertSecretRef.Name).To(Equal(instance.ChartCASecretName(cpName)))
 		for _, hr := range []string{instance.CRDsReleaseName(cpName), instance.WorkloadReleaseName(cpName)} {
 			r := &helmv2.HelmRelease{}
 			g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: hr}, r)).To(Succeed())
@@ -318,6 +334,8 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(pc.List(ctx, &hrs, client.InNamespace(platformNS))).To(Succeed())
 		g.Expect(hrs.Items).To(BeEmpty())
 		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}, &sourcev1.OCIRepository{})).To(Satisfy(apierrors.IsNotFound))
+		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.ChartCASecretName(cpName)}, &corev1.Secret{})).To(Satisfy(apierrors.IsNotFound), "the CA copy goes with the instance")
+		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: world.PodNamespace, Name: "registry-ca"}, &corev1.ConfigMap{})).To(Succeed(), "its source stays")
 		var deps appsv1.DeploymentList
 		g.Expect(wl.List(ctx, &deps, client.InNamespace(wlNS))).To(Succeed())
 		g.Expect(deps.Items).To(BeEmpty(), "the workload release was uninstalled")
@@ -350,6 +368,15 @@ func manager(g Gomega, d *appsv1.Deployment) corev1.Container {
 	}
 	g.Expect(d.Spec.Template.Spec.Containers).To(ContainElement(HaveField("Name", "manager")))
 	return corev1.Container{}
+}
+
+// readyCondition returns the OtelOperator key and its Ready condition (which must exist).
+func readyCondition(g Gomega, ctx context.Context, oc client.Client, key client.ObjectKey) (*spv1alpha1.OtelOperator, *metav1.Condition) {
+	o := &spv1alpha1.OtelOperator{}
+	g.Expect(oc.Get(ctx, key, o)).To(Succeed())
+	c := meta.FindStatusCondition(o.Status.Conditions, spv1alpha1.ConditionReady)
+	g.Expect(c).NotTo(BeNil())
+	return o, c
 }
 
 // ready summarizes a Ready condition.

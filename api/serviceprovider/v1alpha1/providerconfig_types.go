@@ -50,6 +50,7 @@ type ProviderConfigSpec struct {
 }
 
 // VersionConfig is one allowed chart version and how to install it.
+// +kubebuilder:validation:XValidation:rule="!(has(self.chartInsecure) && self.chartInsecure && has(self.chartCABundleRef))",message="chartInsecure and chartCABundleRef are mutually exclusive: chartInsecure is for a plain-HTTP registry, chartCABundleRef for an HTTPS registry whose certificate is signed by a private CA",fieldPath=".chartInsecure",reason="FieldValueInvalid"
 type VersionConfig struct {
 	// Version is the chart version; OtelOperator.spec.version must match it exactly.
 	// +kubebuilder:validation:MinLength=1
@@ -64,6 +65,19 @@ type VersionConfig struct {
 	// pull the chart.
 	// +optional
 	ChartPullSecret string `json:"chartPullSecret,omitempty"`
+	// ChartInsecure lets Flux pull the chart from a registry that speaks plain HTTP, e.g. an
+	// in-cluster registry (the OCIRepository's spec.insecure). Flux then also accepts an HTTPS
+	// registry without verifying its certificate; to trust a private CA instead, use
+	// chartCABundleRef. Mutually exclusive with chartCABundleRef.
+	// +optional
+	ChartInsecure bool `json:"chartInsecure,omitempty"`
+	// ChartCABundleRef names a ConfigMap key in the provider's namespace (POD_NAMESPACE) holding
+	// the PEM-encoded CA certificate(s) that signed the chart registry's serving certificate; the
+	// same shape as spec.caBundleRef, and it may name the same ConfigMap. It is copied into a
+	// Secret (key ca.crt) next to the OCIRepository and referenced from its spec.certSecretRef;
+	// Flux trusts it in addition to the system CAs. Mutually exclusive with chartInsecure.
+	// +optional
+	ChartCABundleRef *corev1.ConfigMapKeySelector `json:"chartCABundleRef,omitempty"`
 	// HelmValues are raw Helm values for the releases of this version. Its imagePullSecrets
 	// (a list of {name}) name Secrets in the provider's namespace that are copied into the
 	// workload namespace.

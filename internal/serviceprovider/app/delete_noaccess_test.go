@@ -33,7 +33,8 @@ func TestDeleteWithoutClusterAccessCleansThePlatform(t *testing.T) {
 	}
 	in := flux.Inputs{Name: obj.Name, PlatformNamespace: ns, InstanceID: instance.ID(obj.Namespace, obj.Name), Version: "0.20.8",
 		ChartURL: spv1alpha1.DefaultChartURL, Interval: time.Minute, CPKubeconfigSecret: "cp", WorkloadKubeconfigSecret: "wl"}
-	ours := []client.Object{flux.OCIRepository(in), flux.CRDsRelease(in), flux.WorkloadRelease(in)}
+	caCopy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: instance.ChartCASecretName(obj.Name), Namespace: ns, Labels: instance.Labels(in.InstanceID)}}
+	ours := []client.Object{flux.OCIRepository(in), flux.CRDsRelease(in), flux.WorkloadRelease(in), caCopy}
 	for _, o := range ours {
 		g.Expect(pc.Create(ctx, o)).To(Succeed())
 	}

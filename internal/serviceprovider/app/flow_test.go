@@ -71,6 +71,9 @@ func TestServiceProvider(t *testing.T) {
 		bad := &spv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Spec: spv1alpha1.ProviderConfigSpec{
 			Versions: []spv1alpha1.VersionConfig{{Version: "1.0.0", ChartURL: "https://example.com/chart"}}}}
 		g.Expect(pc.Create(ctx, bad)).To(MatchError(ContainSubstring("spec.versions[0].chartURL")))
+		bad.Spec.Versions = []spv1alpha1.VersionConfig{{Version: "1.0.0", ChartInsecure: true, ChartCABundleRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"}, Key: "ca.crt"}}}
+		g.Expect(pc.Create(ctx, bad)).To(MatchError(And(ContainSubstring("spec.versions[0].chartInsecure"), ContainSubstring("chartInsecure and chartCABundleRef are mutually exclusive"))))
 		bad.Spec.Versions = nil
 		g.Expect(pc.Create(ctx, bad)).To(MatchError(ContainSubstring("spec.versions")))
 		g.Expect(oc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "validation"}})).To(Succeed())
@@ -249,6 +252,10 @@ func TestServiceProvider(t *testing.T) {
 		g := newG(t)
 		g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
 		expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "")
+	})
+
+	t.Run("chart registry: a private CA copied next to the OCIRepository, or plain HTTP; bad settings named", func(t *testing.T) {
+		testChartRegistry(t, ctx, key, platformNS, cfg)
 	})
 
 	t.Run("bad input: version not offered and malformed helmValues; nothing deleted", func(t *testing.T) {

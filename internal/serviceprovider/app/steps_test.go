@@ -190,6 +190,7 @@ func inventory(g Gomega, ctx context.Context, platformNS, wlNS string) map[strin
 	add(world.Platform.Client, &helmv2.HelmRelease{}, client.ObjectKey{Namespace: platformNS, Name: "my-cp-workload"}, "workload release")
 	add(world.Workload.Client, &corev1.Secret{}, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, "access secret")
 	add(world.Workload.Client, &corev1.Secret{}, client.ObjectKey{Namespace: wlNS, Name: "regcred"}, "pull secret")
+	add(world.Platform.Client, &corev1.Secret{}, client.ObjectKey{Namespace: platformNS, Name: instance.ChartCASecretName("my-cp")}, "chart CA secret")
 	add(world.CP.Client, &corev1.ServiceAccount{}, client.ObjectKey{Namespace: instance.CPNamespace, Name: instance.CPServiceAccount}, "CP ServiceAccount")
 	return out
 }
@@ -352,6 +353,7 @@ func testDeletion(t *testing.T, ctx context.Context, key client.ObjectKey, platf
 		&helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: key.Name + "-crds"}},
 		&helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: key.Name + "-workload"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: instance.ChartPullSecretName(key.Name)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: instance.ChartCASecretName(key.Name)}},
 	} {
 		g.Expect(pc.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Satisfy(apierrors.IsNotFound), fmt.Sprintf("%T %s", o, o.GetName()))
 	}

@@ -71,3 +71,19 @@ func syncChartSecret(ctx context.Context, c client.Client, name, id, ns string, 
 	}
 	return applyOwned(ctx, c, secretCopy(src, dst.Name, ns, id), id, "platform cluster")
 }
+
+// syncChartCASecret keeps the platform Secret holding the registry's CA (key ca.crt, the key
+// Flux's certSecretRef reads) next to the OCIRepository, and deletes it when ca is nil.
+func syncChartCASecret(ctx context.Context, c client.Client, name, id, ns string, ca []byte) error {
+	dst := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: instance.ChartCASecretName(name), Namespace: ns, Labels: copyLabels(id, "chartCABundleRef")},
+		Type:       corev1.SecretTypeOpaque,
+	}
+	if ca == nil {
+		_, err := removeOwned(ctx, c, dst, id)
+		return err
+	}
+	dst.Data = map[string][]byte{flux.CAKey: ca}
+	return applyOwned(ctx, c, dst, id, "platform cluster")
+}

@@ -69,12 +69,15 @@ func (s *Service) Delete(ctx context.Context, obj *spv1alpha1.OtelOperator, pc *
 			return ctrl.Result{RequeueAfter: requeueDeletion}, nil
 		}
 	}
-	// 2. Copies, the chart secret, every token holder (revoking the operator's CP tokens).
+	// 2. Copies, the chart secret and chart CA secret, every token holder (revoking the operator's CP tokens).
 	wlNS := instance.WorkloadNamespace(id)
 	if err := syncCopies(ctx, cc.Workload.Client(), id, wlNS, nil, nil); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := cpaccess.Revoke(ctx, cc.MCP.Client(), id); err != nil {
@@ -136,7 +139,7 @@ func operatorLeftovers(obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderCon
 }
 
 // deletePlatformOnly removes the provider's objects in the tenant namespace of the platform
-// cluster (Flux objects and the chart secret copy) when no cluster access is left. Flux cannot
+// cluster (Flux objects and the chart secret and chart CA copies) when no cluster access is left. Flux cannot
 // uninstall without the access Secrets; whatever the releases installed stays in those clusters.
 func (s *Service) deletePlatformOnly(ctx context.Context, obj *spv1alpha1.OtelOperator) (ctrl.Result, error) {
 	platformNS, err := libutils.StableMCPNamespace(obj.Name, obj.Namespace)
@@ -151,6 +154,7 @@ func (s *Service) deletePlatformOnly(ctx context.Context, obj *spv1alpha1.OtelOp
 		&helmv2.HelmRelease{ObjectMeta: meta(instance.CRDsReleaseName(obj.Name))},
 		&sourcev1.OCIRepository{ObjectMeta: meta(instance.OCIRepositoryName(obj.Name))},
 		&corev1.Secret{ObjectMeta: meta(instance.ChartPullSecretName(obj.Name))},
+		&corev1.Secret{ObjectMeta: meta(instance.ChartCASecretName(obj.Name))},
 	} {
 		gone, err := removeOwned(ctx, s.Platform, o, id)
 		if err != nil {

@@ -27,7 +27,9 @@ type resolved struct {
 	values      map[string]any
 	pullSecrets []*corev1.Secret
 	chartSecret *corev1.Secret
-	caBundle    []byte
+	// chartCA is the PEM bundle of the version's chartCABundleRef, nil for none.
+	chartCA  []byte
+	caBundle []byte
 }
 
 // resolve checks the requested version against the ProviderConfig and reads every source object
@@ -66,19 +68,46 @@ func (s *Service) resolve(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg
 		}
 		r.chartSecret = sec.(*corev1.Secret)
 	}
-	if ref := cfg.Spec.CABundleRef; ref != nil {
-		cm, err := s.source(ctx, &corev1.ConfigMap{}, ref.Name, "spec.caBundleRef", cfg.Name)
+	if v.ChartInsecure && v.ChartCABundleRef != nil {
+		// The CRD rejects this too; a ProviderConfig stored before that rule still gets a clear error.
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+			"ProviderConfig %q: spec.versions[%q].chartInsecure: must not be true together with chartCABundleRef: chartInsecure is for a plain-HTTP registry, chartCABundleRef for an HTTPS registry with a private CA",
+			cfg.Name, v.Version)}
+	}
+	if ref := v.ChartCABundleRef; ref != nil {
+		ca, err := s.caBundle(ctx, ref, fmt.Sprintf("spec.versions[%q].chartCABundleRef", v.Version), cfg.Name)
 		if err != nil {
 			return nil, err
 		}
-		data, ok := cm.(*corev1.ConfigMap).Data[ref.Key]
-		if !ok || strings.TrimSpace(data) == "" {
+		if err := flux.CheckCABundle(ca); err != nil {
 			return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
-				"ProviderConfig %q: spec.caBundleRef.key: ConfigMap %s/%s has no key %q with a PEM bundle", cfg.Name, s.PodNamespace, ref.Name, ref.Key)}
+				"ProviderConfig %q: spec.versions[%q].chartCABundleRef.key: ConfigMap %s/%s key %q: %v", cfg.Name, v.Version, s.PodNamespace, ref.Name, ref.Key, err)}
 		}
-		r.caBundle = []byte(data)
+		r.chartCA = ca
+	}
+	if ref := cfg.Spec.CABundleRef; ref != nil {
+		ca, err := s.caBundle(ctx, ref, "spec.caBundleRef", cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.caBundle = ca
 	}
 	return r, nil
+}
+
+// caBundle reads the non-empty PEM bundle ref names in the provider's namespace; field is the
+// path of ref in the ProviderConfig, for error messages.
+func (s *Service) caBundle(ctx context.Context, ref *corev1.ConfigMapKeySelector, field, cfgName string) ([]byte, error) {
+	cm, err := s.source(ctx, &corev1.ConfigMap{}, ref.Name, field, cfgName)
+	if err != nil {
+		return nil, err
+	}
+	data, ok := cm.(*corev1.ConfigMap).Data[ref.Key]
+	if !ok || strings.TrimSpace(data) == "" {
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+			"ProviderConfig %q: %s.key: ConfigMap %s/%s has no key %q with a PEM bundle", cfgName, field, s.PodNamespace, ref.Name, ref.Key)}
+	}
+	return []byte(data), nil
 }
 
 // source reads a Secret or ConfigMap from the provider's namespace.

@@ -53,6 +53,9 @@ func managed(cc apireconciler.ClusterContext, platform client.Client, name, id, 
 		if in.chartSecret != nil {
 			out = append(out, tracked{c: platform, obj: &corev1.Secret{ObjectMeta: objMeta(instance.ChartPullSecretName(name), platformNS)}, kind: "Secret", location: spv1alpha1.LocationPlatformCluster})
 		}
+		if in.chartCA != nil {
+			out = append(out, tracked{c: platform, obj: &corev1.Secret{ObjectMeta: objMeta(instance.ChartCASecretName(name), platformNS)}, kind: "Secret", location: spv1alpha1.LocationPlatformCluster})
+		}
 	}
 	return append(out,
 		tracked{c: platform, obj: &sourcev1.OCIRepository{ObjectMeta: objMeta(instance.OCIRepositoryName(name), platformNS)}, group: sourcev1.GroupVersion.Group, kind: sourcev1.OCIRepositoryKind, location: spv1alpha1.LocationPlatformCluster, flux: true},

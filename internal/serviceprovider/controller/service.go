@@ -44,7 +44,7 @@ func (s *Service) now() time.Time {
 }
 
 // CreateOrUpdate runs the seven steps: Progressing, control-plane access, pull secrets and CA
-// bundle, OCIRepository, the CRDs release, the workload release, status of every resource.
+// bundles, OCIRepository, the CRDs release, the workload release, status of every resource.
 func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
 	if obj.Status.Phase == "" || obj.Status.Phase == spv1alpha1.PhaseTerminating {
 		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, "reconciling")
@@ -89,23 +89,43 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	if err := syncCopies(ctx, cc.Workload.Client(), id, wlNS, in.pullSecrets, in.caBundle); err != nil {
 		return ctrl.Result{}, fmt.Errorf("workload cluster: %w", err)
 	}
-	chartSecret := ""
-	if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartSecret); err != nil {
-		return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
-	}
+	// The platform copies the OCIRepository references exist before it does; copies it no longer
+	// references go only once it has stopped referencing them (below), so source-controller never
+	// looks for a Secret that is already gone.
+	chartSecret, chartCASecret := "", ""
 	if in.chartSecret != nil {
 		chartSecret = instance.ChartPullSecretName(obj.Name)
+		if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartSecret); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	if in.chartCA != nil {
+		chartCASecret = instance.ChartCASecretName(obj.Name)
+		if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, in.chartCA); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
 	}
 
 	// Steps 4-6: the chart source and the two releases.
 	fin := flux.Inputs{
 		Name: obj.Name, PlatformNamespace: platformNS, InstanceID: id,
 		Version: in.version.Version, ChartURL: in.version.ChartURL, ChartPullSecret: chartSecret,
+		ChartInsecure: in.version.ChartInsecure, ChartCASecret: chartCASecret,
 		Interval: cfg.PollInterval(), CPKubeconfigSecret: cc.MCPAccessSecret.Name, WorkloadKubeconfigSecret: cc.WorkloadAccessSecret.Name,
 		Values: in.values, PullSecrets: names(in.pullSecrets), CABundle: in.caBundle != nil,
 	}
 	for _, o := range []client.Object{flux.OCIRepository(fin), flux.CRDsRelease(fin), flux.WorkloadRelease(fin)} {
 		if err := applyOwned(ctx, s.Platform, o, id, "platform cluster"); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	if in.chartSecret == nil {
+		if err := syncChartSecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	if in.chartCA == nil {
+		if err := syncChartCASecret(ctx, s.Platform, obj.Name, id, platformNS, nil); err != nil {
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}
 	}

@@ -119,12 +119,19 @@ func TestOCIRepository(t *testing.T) {
 	tests := []struct {
 		name       string
 		pullSecret string
-	}{{"without pull secret", ""}, {"with pull secret", "sp-otelop-cp"}}
+		insecure   bool
+		caSecret   string
+	}{
+		{name: "without pull secret"},
+		{name: "with pull secret", pullSecret: "sp-otelop-cp"},
+		{name: "plain HTTP registry", insecure: true},
+		{name: "registry with a private CA", pullSecret: "sp-otelop-cp", caSecret: "sp-otelop-cp-ca"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			in := inputs()
-			in.ChartPullSecret = tt.pullSecret
+			in.ChartPullSecret, in.ChartInsecure, in.ChartCASecret = tt.pullSecret, tt.insecure, tt.caSecret
 			r := OCIRepository(in)
 			g.Expect(r.Name).To(Equal("cp"))
 			g.Expect(r.Namespace).To(Equal("mcp--x"))
@@ -138,6 +145,21 @@ func TestOCIRepository(t *testing.T) {
 				g.Expect(r.Spec.SecretRef).To(BeNil())
 			} else {
 				g.Expect(r.Spec.SecretRef.Name).To(Equal(tt.pullSecret))
+			}
+			g.Expect(r.Spec.Insecure).To(Equal(tt.insecure))
+			if tt.caSecret == "" {
+				g.Expect(r.Spec.CertSecretRef).To(BeNil())
+			} else {
+				g.Expect(r.Spec.CertSecretRef.Name).To(Equal(tt.caSecret))
+			}
+			// What the applier sends: insecure is left out when false, so turning it off removes
+			// the field the provider owned.
+			raw, err := json.Marshal(r.Spec)
+			g.Expect(err).NotTo(HaveOccurred())
+			if tt.insecure {
+				g.Expect(string(raw)).To(ContainSubstring(`"insecure":true`))
+			} else {
+				g.Expect(string(raw)).NotTo(ContainSubstring(`insecure`))
 			}
 		})
 	}

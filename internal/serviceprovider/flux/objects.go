@@ -48,6 +48,10 @@ type Inputs struct {
 	ChartURL string
 	// ChartPullSecret is the platform copy of the chart pull secret, empty for none.
 	ChartPullSecret string
+	// ChartInsecure lets source-controller reach the registry over plain HTTP.
+	ChartInsecure bool
+	// ChartCASecret is the platform Secret (key ca.crt) with the registry's CA, empty for none.
+	ChartCASecret string
 	// Interval is the Flux reconcile interval (the provider's poll interval).
 	Interval time.Duration
 	// CPKubeconfigSecret is the AccessRequest Secret for the control plane, in PlatformNamespace.
@@ -77,6 +81,10 @@ func OCIRepository(in Inputs) *sourcev1.OCIRepository {
 	if in.ChartPullSecret != "" {
 		repo.Spec.SecretRef = &meta.LocalObjectReference{Name: in.ChartPullSecret}
 	}
+	if in.ChartCASecret != "" {
+		repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: in.ChartCASecret}
+	}
+	repo.Spec.Insecure = in.ChartInsecure
 	return repo
 }
 

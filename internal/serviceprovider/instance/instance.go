@@ -75,6 +75,10 @@ func HelmReleaseName(object string) string {
 // ChartPullSecretName is the platform copy of the version's chartPullSecret.
 func ChartPullSecretName(name string) string { return "sp-otelop-" + name }
 
+// ChartCASecretName is the platform Secret (key ca.crt) holding the version's chartCABundleRef,
+// referenced from the OCIRepository's spec.certSecretRef.
+func ChartCASecretName(name string) string { return "sp-otelop-" + name + "-ca" }
+
 // Labels are the labels put on every managed object of the instance.
 func Labels(id string) map[string]string {
 	return map[string]string{ManagedByLabel: ManagedByValue, InstanceLabel: id}

@@ -30,6 +30,7 @@ func TestNames(t *testing.T) {
 	g.Expect(WorkloadReleaseName("cp")).To(Equal("cp-workload"))
 	g.Expect(OCIRepositoryName("cp")).To(Equal("cp"))
 	g.Expect(ChartPullSecretName("cp")).To(Equal("sp-otelop-cp"))
+	g.Expect(ChartCASecretName("cp")).To(Equal("sp-otelop-cp-ca"))
 	g.Expect(Labels("abc")).To(HaveKeyWithValue(InstanceLabel, "abc"))
 }
 
