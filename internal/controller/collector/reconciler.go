@@ -138,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				truncate(upgrade.Summary(upgradeChanges)+"; the stored spec was not changed: update it the same way (see docs/upgrade.md)", 1000))
 		}
 	}
-	workload := findWorkload(desired, existing)
+	workload := afterApply(findWorkload(desired, existing), changes)
 	var crash *podCrash
 	var result ctrl.Result
 	if ro, ok := rolloutOf(workload); ok && applyErr == nil && ro.unavailable() && workload.GetUID() != "" && r.APIReader != nil {
