@@ -1,6 +1,7 @@
 // Package collector reconciles OpenTelemetryCollector resources: it builds the desired objects with
 // the pure builders, applies them with the one generic applier, prunes what is no longer wanted, and
-// writes a truthful status (Ready only when the workload is available), only when it changed.
+// writes a truthful status (Ready only when the workload is available), only when it changed;
+// while a rollout is in progress at most once per coalescing window (statuswrite).
 package collector
 
 import (
@@ -50,7 +51,8 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Applier writes desired objects.
 	Applier *apply.Applier
-	// Recorder emits Events, only on transitions.
+	// Recorder emits Events: Applied when objects changed, and the Ready transitions a person
+	// wants to hear of (readyEvent).
 	Recorder events.EventRecorder
 	// Build computes the desired objects.
 	Build BuildFunc
@@ -78,11 +80,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if !otelcol.DeletionTimestamp.IsZero() {
-		r.statusWrites().Forget(req.NamespacedName)
 		return ctrl.Result{}, r.finalize(ctx, otelcol)
 	}
 	if otelcol.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
-		r.statusWrites().Forget(req.NamespacedName)
+		r.statusWrites().Forget(req.NamespacedName) // nothing of it is written while unmanaged
 		log.V(1).Info("unmanaged; leaving the collector and its objects alone")
 		return ctrl.Result{}, nil
 	}
@@ -151,11 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
 	wait, err := r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
-	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
-		// A deferred transitional status: come back when its window ends to write the latest.
-		result.RequeueAfter = wait
-	}
-	return result, err
+	return requeueBy(result, wait), err
 }
 
 // unavailableRecheck is how often a collector whose workload is not available is reconciled

@@ -52,6 +52,15 @@ func (r *Reconciler) updateStatus(ctx context.Context, otelcol *v1beta1.OpenTele
 	return 0, applyErr
 }
 
+// requeueBy returns result with RequeueAfter no later than wait (when wait > 0): a deferred
+// transitional status is written by the reconcile that comes back when its window ends.
+func requeueBy(result ctrl.Result, wait time.Duration) ctrl.Result {
+	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
+		result.RequeueAfter = wait
+	}
+	return result
+}
+
 // statusWrites returns the Reconciler's coalescer (a default one when the Reconciler was built
 // without: tests and callers that do not use SetupWithManager).
 func (r *Reconciler) statusWrites() *statuswrite.Coalescer {

@@ -2,8 +2,10 @@ package collector
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/otelop/otelop/api/v1beta1"
 )
@@ -73,6 +75,20 @@ func TestReadyEvent(t *testing.T) {
 		}
 		if typ != tc.typ {
 			t.Errorf("%s: Event %q, want %q", tc.name, typ, tc.typ)
+		}
+	}
+}
+
+func TestRequeueBy(t *testing.T) {
+	for _, tc := range []struct{ after, wait, want time.Duration }{
+		{0, 0, 0},
+		{0, 3 * time.Second, 3 * time.Second},
+		{time.Minute, 3 * time.Second, 3 * time.Second},
+		{2 * time.Second, 3 * time.Second, 2 * time.Second},
+		{time.Minute, 0, time.Minute},
+	} {
+		if got := requeueBy(ctrl.Result{RequeueAfter: tc.after}, tc.wait).RequeueAfter; got != tc.want {
+			t.Errorf("requeueBy(%v, %v) = %v, want %v", tc.after, tc.wait, got, tc.want)
 		}
 	}
 }
