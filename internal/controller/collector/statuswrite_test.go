@@ -175,3 +175,25 @@ func TestDeferredTransitionalStatusIsWritten(t *testing.T) {
 			HaveField("Type", "Warning"), HaveField("Regarding.Name", "slow"))))
 	}).WithTimeout(window + 10*time.Second).WithPolling(poll).Should(Succeed())
 }
+
+// TestDeferredStatusSurvivesARestart: the operator stops while a new collector's first status is
+// deferred (its window is in memory only). The next operator starts a new window at its first
+// reconcile and writes the status; nothing is lost.
+func TestDeferredStatusSurvivesARestart(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g.Expect(k8s.Create(ctx, newCollector(t, ns, "restarted", v1beta1.ModeDeployment, otlpConfig))).To(Succeed())
+	g.Eventually(func(g Gomega) { get(g, ns, "restarted-collector", &appsv1.Deployment{}) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Expect(get(g, ns, "restarted", &v1beta1.OpenTelemetryCollector{}).Status.ObservedGeneration).To(BeZero(), "the first status is deferred")
+	g.Expect(restartOperator()).To(Succeed())
+	restarted := time.Now()
+	g.Eventually(func(g Gomega) {
+		cur := get(g, ns, "restarted", &v1beta1.OpenTelemetryCollector{})
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		ready := meta.FindStatusCondition(cur.Status.Conditions, v1beta1.ConditionReady)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(BeElementOf(v1beta1.ReasonProgressing, v1beta1.ReasonWorkloadUnavailable))
+	}).WithTimeout(window + 15*time.Second).WithPolling(poll).Should(Succeed())
+	t.Logf("status written %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
+}
