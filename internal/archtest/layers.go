@@ -81,8 +81,8 @@ var Layers = []Layer{
 	},
 	{
 		Name:     "reconcile helpers",
-		Packages: []string{"internal/controller/owned"},
-		What:     "what controllers share: owned objects as the cache holds them, the reconcile skeleton",
+		Packages: []string{"internal/controller/owned", "internal/controller/statuswrite"},
+		What:     "what controllers share: owned objects as the cache holds them, the reconcile skeleton, when to write a status",
 	},
 	{
 		Name:     "webhook server",

@@ -20,6 +20,7 @@ import (
 	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
 	instrctrl "github.com/otelop/otelop/internal/controller/instrumentation"
 	bridgectrl "github.com/otelop/otelop/internal/controller/opampbridge"
+	"github.com/otelop/otelop/internal/controller/statuswrite"
 	tactrl "github.com/otelop/otelop/internal/controller/targetallocator"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
@@ -40,6 +41,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options, shard
 		Recorder:     mgr.GetEventRecorder("opentelemetry-operator"),
 		Capabilities: detector.Current,
 		Version:      base.CollectorVersion,
+		StatusWrites: statuswrite.New(o.StatusCoalesceWindow),
 		Build: func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) ([]client.Object, error) {
 			return collector.Build(*otelcol, withCapabilities(base, caps))
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/otelop/otelop/internal/controller/owned"
+	"github.com/otelop/otelop/internal/controller/statuswrite"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
 	"github.com/otelop/otelop/internal/webhook/certs"
@@ -43,6 +44,9 @@ type Options struct {
 	SyncPeriod              time.Duration
 	MaxConcurrentReconciles int
 	FIPSDisabledComponents  string
+	// StatusCoalesceWindow is how long a collector's transitional status (a rollout in progress)
+	// may wait before it is written (--status-coalesce-window); 0 writes every status at once.
+	StatusCoalesceWindow time.Duration
 	// InstrumentationScanInterval is how often the catch-up controller looks for workloads whose
 	// pods missed their instrumentation; 0 disables it.
 	InstrumentationScanInterval time.Duration
@@ -92,6 +96,7 @@ func DefaultOptions() Options {
 		SyncPeriod:              10 * time.Hour,
 		MaxConcurrentReconciles: 4,
 		FIPSDisabledComponents:  "uppercase",
+		StatusCoalesceWindow:    statuswrite.DefaultWindow,
 		Certs:                   certs.DefaultOptions(),
 
 		AutoInstrumentationImages: webhookinst.DefaultImages(),
@@ -162,6 +167,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"How many collectors are reconciled in parallel.")
+	fs.DurationVar(&o.StatusCoalesceWindow, "status-coalesce-window", o.StatusCoalesceWindow,
+		"How long a collector's status may wait to be written while its workload rolls out (Ready=False, reason Progressing or WorkloadUnavailable): "+
+			"such a status is written once it has been pending this long, the latest one, at most once per window; Ready, errors and crashes are written at once. "+
+			"A rollout that completes within the window costs one status write. 0 writes every change at once.")
 	fs.StringVar(&o.Shard, "shard", o.Shard,
 		"Reconcile only the collectors, target allocators, OpAMP bridges and Instrumentations whose labels match: a bare value "+
 			"such as team-a means "+owned.ShardLabel+"=team-a; anything else is a label selector, e.g. '!"+owned.ShardLabel+

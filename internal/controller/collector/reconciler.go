@@ -1,6 +1,7 @@
 // Package collector reconciles OpenTelemetryCollector resources: it builds the desired objects with
 // the pure builders, applies them with the one generic applier, prunes what is no longer wanted, and
-// writes a truthful status (Ready only when the workload is available), only when it changed.
+// writes a truthful status (Ready only when the workload is available), only when it changed;
+// while a rollout is in progress at most once per coalescing window (statuswrite).
 package collector
 
 import (
@@ -8,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
+	"github.com/otelop/otelop/internal/controller/statuswrite"
 	"github.com/otelop/otelop/internal/upgrade"
 )
 
@@ -49,7 +51,8 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Applier writes desired objects.
 	Applier *apply.Applier
-	// Recorder emits Events, only on transitions.
+	// Recorder emits Events: Applied when objects changed, and the Ready transitions a person
+	// wants to hear of (readyEvent).
 	Recorder events.EventRecorder
 	// Build computes the desired objects.
 	Build BuildFunc
@@ -57,6 +60,10 @@ type Reconciler struct {
 	Capabilities func() autodetect.Capabilities
 	// Version is the collector version this operator manages (reported in status.version).
 	Version string
+	// StatusWrites coalesces transitional status writes (a rollout in progress) per collector;
+	// nil means statuswrite.DefaultWindow.
+	StatusWrites  *statuswrite.Coalescer
+	coalescerOnce sync.Once
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -67,6 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Owned objects go with their owner (garbage collection); forget what we applied.
 			r.Applier.Forget(req.Namespace, req.Name+"-")
+			r.statusWrites().Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -75,6 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.finalize(ctx, otelcol)
 	}
 	if otelcol.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
+		r.statusWrites().Forget(req.NamespacedName) // nothing of it is written while unmanaged
 		log.V(1).Info("unmanaged; leaving the collector and its objects alone")
 		return ctrl.Result{}, nil
 	}
@@ -130,14 +139,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				truncate(upgrade.Summary(upgradeChanges)+"; the stored spec was not changed: update it the same way (see docs/upgrade.md)", 1000))
 		}
 	}
-	workload := findWorkload(desired, existing)
+	workload := afterApply(findWorkload(desired, existing), changes)
 	var crash *podCrash
 	var result ctrl.Result
 	if applyErr == nil {
 		crash, result.RequeueAfter = r.podTrouble(ctx, otelcol, workload)
 	}
 	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
-	return result, r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
+	wait, err := r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
+	return requeueBy(result, wait), err
 }
 
 // podTrouble reads the pods of a collector whose workload is not available, or is rolling out (a
@@ -176,7 +186,7 @@ func (r *Reconciler) stalled(ctx context.Context, otelcol *v1beta1.OpenTelemetry
 	setCondition(&st, otelcol.Generation, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonInvalidSpec, msg)
 	setCondition(&st, otelcol.Generation, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonInvalidSpec, msg)
 	meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
-	if err := r.updateStatus(ctx, otelcol, st, buildErr); err != nil {
+	if _, err := r.updateStatus(ctx, otelcol, st, buildErr); err != nil {
 		return err
 	}
 	return reconcile.TerminalError(buildErr)
@@ -191,7 +201,7 @@ func (r *Reconciler) conflicted(ctx context.Context, otelcol *v1beta1.OpenTeleme
 	setCondition(&st, otelcol.Generation, v1beta1.ConditionStalled, metav1.ConditionTrue, v1beta1.ReasonOwnershipConflict, msg)
 	setCondition(&st, otelcol.Generation, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonOwnershipConflict, msg)
 	meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionReconciling)
-	if err := r.updateStatus(ctx, otelcol, st, conflict); err != nil && !errors.As(err, &ownershipConflict{}) {
+	if _, err := r.updateStatus(ctx, otelcol, st, conflict); err != nil && !errors.As(err, &ownershipConflict{}) {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -199,34 +209,6 @@ func (r *Reconciler) conflicted(ctx context.Context, otelcol *v1beta1.OpenTeleme
 
 // conflictRetry is how often a collector stalled on an ownership conflict looks again.
 const conflictRetry = time.Minute
-
-// updateStatus writes st when it differs from the stored status and emits an Event when the Ready
-// condition changes. applyErr keeps observedGeneration where it was (it only moves on success).
-func (r *Reconciler) updateStatus(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, st v1beta1.OpenTelemetryCollectorStatus, applyErr error) error {
-	if applyErr != nil {
-		st.ObservedGeneration = otelcol.Status.ObservedGeneration
-	}
-	if equality.Semantic.DeepEqual(st, otelcol.Status) {
-		return applyErr
-	}
-	before := meta.FindStatusCondition(otelcol.Status.Conditions, v1beta1.ConditionReady)
-	patch := client.MergeFrom(otelcol.DeepCopy())
-	otelcol.Status = st
-	if err := r.Client.Status().Patch(ctx, otelcol, patch); err != nil {
-		return errors.Join(applyErr, fmt.Errorf("updating status: %w", err))
-	}
-	after := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
-	// A new collector's first condition, Progressing, says what its Applied Event already said.
-	first := before == nil && after != nil && after.Reason == v1beta1.ReasonProgressing
-	if after != nil && !first && (before == nil || before.Status != after.Status || before.Reason != after.Reason) {
-		typ := "Normal"
-		if after.Status == metav1.ConditionFalse && after.Reason != v1beta1.ReasonProgressing {
-			typ = "Warning"
-		}
-		r.Recorder.Eventf(otelcol, nil, typ, after.Reason, "Reconcile", "Ready=%s: %s", after.Status, truncate(after.Message, 1000))
-	}
-	return applyErr
-}
 
 // finalize removes the cluster-scoped RBAC of a collector being deleted, then the finalizer.
 func (r *Reconciler) finalize(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {

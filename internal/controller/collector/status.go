@@ -32,6 +32,44 @@ func findWorkload(desired []client.Object, existing apply.Objects) client.Object
 	return nil
 }
 
+// afterApply returns the workload as the status must see it after this reconcile's changes: when
+// the reconcile just changed (configured or recreated) it, the live status read before the apply
+// predates the change, and reporting it would record the new generation as Ready before its
+// rollout has started. The copy returned has a generation ahead of its observed one, which says
+// what is true: a rollout the workload controller has not observed yet.
+func afterApply(w client.Object, changes apply.ChangeSet) client.Object {
+	changed := func(kind string) bool {
+		for _, c := range changes {
+			if (c.Action == apply.Configured || c.Action == apply.Recreated) &&
+				c.GVK.Kind == kind && c.Name == w.GetName() && c.Namespace == w.GetNamespace() {
+				return true
+			}
+		}
+		return false
+	}
+	switch live := w.(type) {
+	case *appsv1.Deployment:
+		if changed("Deployment") {
+			live = live.DeepCopy()
+			live.Generation = live.Status.ObservedGeneration + 1
+			return live
+		}
+	case *appsv1.StatefulSet:
+		if changed("StatefulSet") {
+			live = live.DeepCopy()
+			live.Generation = live.Status.ObservedGeneration + 1
+			return live
+		}
+	case *appsv1.DaemonSet:
+		if changed("DaemonSet") {
+			live = live.DeepCopy()
+			live.Generation = live.Status.ObservedGeneration + 1
+			return live
+		}
+	}
+	return w
+}
+
 // rollout summarises a workload's pods.
 type rollout struct {
 	desired, ready, available int32
