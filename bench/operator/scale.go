@@ -48,6 +48,11 @@ type scaleResult struct {
 
 	Churn *churnResult `json:"churn,omitempty"`
 
+	ConvergeCPU cpuTimes    `json:"converge_cpu_seconds,omitempty"`
+	Queue       *queueStats `json:"converge_workqueue,omitempty"`
+	Timeline    *timeline   `json:"converge_timeline,omitempty"`
+	FloorCPU    cpuTimes    `json:"floor_cpu_seconds,omitempty"`
+
 	FloorObjects int     `json:"floor_objects,omitempty"`
 	FloorSeconds float64 `json:"floor_seconds,omitempty"`
 	LoadAtFloor  string  `json:"loadavg_at_floor,omitempty"`
@@ -83,6 +88,10 @@ func scaleNodes(cfg config, collectors int) int {
 func runScale(ctx context.Context, cfg config, r *scaleResult, plan scalePlan) (err error) {
 	b := &bench{cfg: cfg}
 	b.cfg.operatorArg = append(append([]string{}, cfg.operatorArg...), plan.opArgs...)
+	if cfg.cpuProfile != "" {
+		b.pprofAddr = freeAddr()
+		b.cfg.operatorArg = append(b.cfg.operatorArg, "--pprof-addr="+b.pprofAddr)
+	}
 	r.Collectors, r.Modes, r.OperatorArgs = plan.collectors, scaleModes, strings.Join(b.cfg.operatorArg, " ")
 	r.Nodes = scaleNodes(cfg, plan.collectors)
 	defer func() { b.stopAll(err) }()
@@ -177,6 +186,11 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 	say("creating %d collectors (%s, in turn) in %d namespaces on %d fake nodes, %d at a time",
 		n, strings.Join(scaleModes, ", "), b.cfg.colNS, r.Nodes, b.cfg.workers)
 	r.LoadAtCreate = procstat.LoadAvg()
+	cpu0, q0 := b.cpuNow(), b.op.queueStats(ctx)
+	var profileDone func() error
+	if b.pprofAddr != "" {
+		profileDone = profileCPU(ctx, b.pprofAddr, b.cfg.profileFor, b.cfg.cpuProfile)
+	}
 	start := time.Now()
 	if err := parallel(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
 		return b.cl.Create(ctx, collectorMode(collectorNS(i, b.cfg.colNS), collectorName(i), scaleMode(i)))
@@ -189,6 +203,11 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 		return err
 	}
 	r.AvailableSeconds, r.ReadySeconds = tAvail.Seconds(), tReady.Seconds()
+	r.ConvergeCPU = cpuSince(cpu0, b.cpuNow())
+	q := b.op.queueStats(ctx).minus(q0)
+	r.Queue = &q
+	say("CPU from the first create to every collector Ready: %s", r.ConvergeCPU)
+	say("operator work queues: %s", q)
 	r.LoadAfter = procstat.LoadAvg()
 	r.RSSConverging = rssWindow(b.op.rss, start, time.Now())
 	if err := sleep(ctx, 5*time.Second); err != nil {
@@ -202,6 +221,17 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 		return err
 	}
 	say("writes to converge %d collectors: %s", n, perCollector(r.ConvergeWrites, n))
+	if tl, err := readTimeline(b.c.AuditLog, off0); err == nil {
+		r.Timeline = &tl
+		say("audit timeline: %s", tl)
+	}
+	if profileDone != nil {
+		if err := profileDone(); err != nil {
+			say("CPU profile of the operator: %v", err)
+		} else {
+			say("CPU profile of the operator (%s from the first create): %s", b.cfg.profileFor, b.cfg.cpuProfile)
+		}
+	}
 	if r.WorkloadPods, err = countPods(ctx, b.cs, operatorSelector); err != nil {
 		return err
 	}
@@ -282,6 +312,7 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 	say("floor: creating %d objects (ServiceAccount, ConfigMap and workload of each of %d workloads) directly, %d workloads at a time",
 		r.FloorObjects, len(fs.items), b.cfg.workers)
 	r.LoadAtFloor = procstat.LoadAvg()
+	cpu0 := b.cpuNow()
 	start := time.Now()
 	if err := parallel(ctx, len(fs.items), b.cfg.workers, func(ctx context.Context, i int) error {
 		return fs.items[i].create(ctx, b.cs)
@@ -307,6 +338,8 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 		return fmt.Errorf("%w (%d/%d)", err, last, len(fs.items))
 	}
 	r.FloorSeconds = time.Since(start).Seconds()
+	r.FloorCPU = cpuSince(cpu0, b.cpuNow())
+	say("floor CPU: %s", r.FloorCPU)
 	say("floor: %d workloads Available after %.1f s (operator: %.1f s, %.2fx)", len(fs.items), r.FloorSeconds,
 		r.AvailableSeconds, r.AvailableSeconds/r.FloorSeconds)
 	if r.Churn != nil && len(r.Churn.keys) > 0 {

@@ -20,9 +20,11 @@ import (
 // Options are the manager's command-line settings. Names and defaults follow upstream's flags so
 // that existing Deployments and Helm values carry over.
 type Options struct {
-	MetricsAddr             string
-	MetricsSecure           bool
-	ProbeAddr               string
+	MetricsAddr   string
+	MetricsSecure bool
+	ProbeAddr     string
+	// PprofAddr is where Go's /debug/pprof endpoints listen; empty disables them.
+	PprofAddr               string
 	WebhookPort             int
 	WebhookHost             string
 	EnableLeaderElection    bool
@@ -111,6 +113,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Serve metrics over HTTPS and require a Kubernetes token allowed to get /metrics (authn/authz via the API server). Set false to serve plain HTTP.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-addr", o.ProbeAddr,
 		"Address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&o.PprofAddr, "pprof-addr", o.PprofAddr,
+		"Address Go's /debug/pprof profiling endpoints bind to (unauthenticated: use a loopback address such as 127.0.0.1:6060); empty disables them.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort,
 		"Port the admission and conversion webhook server listens on.")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost,
