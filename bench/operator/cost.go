@@ -290,3 +290,20 @@ func decodeLines(r io.Reader, fn func([]byte)) error {
 		}
 	}
 }
+
+// profileAPIServer fetches a CPU profile of kube-apiserver (started with --profiling=true) over d
+// into path, in the background; the returned function waits for it.
+func (b *bench) profileAPIServer(ctx context.Context, d time.Duration, path string) func() error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+		defer cancel()
+		data, err := b.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+		done <- err
+	}()
+	return func() error { return <-done }
+}

@@ -63,6 +63,7 @@ type config struct {
 	mcrCollectors   int
 	bigNoise        int
 	cpuProfile      string
+	apiProfile      string
 	profileFor      time.Duration
 }
 
@@ -249,6 +250,7 @@ func scaleFlags(fs *flag.FlagSet, cfg *config) *string {
 	fs.IntVar(&cfg.mcrCollectors, "mcr-collectors", 100, "mcr scenario: mixed-mode collectors per run")
 	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
 	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "scale and mcr scenarios: write a CPU profile of the operator (started with --pprof-addr on loopback) over --cpu-profile-for from the first create to this file")
+	fs.StringVar(&cfg.apiProfile, "apiserver-profile", "", "scale and mcr scenarios: write a CPU profile of kube-apiserver (started with --profiling) over --cpu-profile-for from the first create to this file")
 	fs.DurationVar(&cfg.profileFor, "cpu-profile-for", 30*time.Second, "length of the --cpu-profile")
 	return mcr
 }

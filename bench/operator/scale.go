@@ -136,8 +136,12 @@ func runScale(ctx context.Context, cfg config, r *scaleResult, plan scalePlan) (
 // startScaleCluster starts a simulated cluster with nodes fake nodes, the clients, the CRDs and the
 // webhooks.
 func (b *bench) startScaleCluster(ctx context.Context, nodes int) (err error) {
+	apiArgs := benchAPIServerArgs
+	if b.cfg.apiProfile != "" {
+		apiArgs = append(append([]string{}, apiArgs...), "--profiling=true")
+	}
 	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: nodes, Audit: true, KeepDir: b.cfg.keep,
-		APIServerArgs: benchAPIServerArgs, Progress: func(f string, a ...any) { say(f, a...) }})
+		APIServerArgs: apiArgs, Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
 	}
@@ -191,6 +195,10 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 	if b.pprofAddr != "" {
 		profileDone = profileCPU(ctx, b.pprofAddr, b.cfg.profileFor, b.cfg.cpuProfile)
 	}
+	var apiProfileDone func() error
+	if b.cfg.apiProfile != "" {
+		apiProfileDone = b.profileAPIServer(ctx, b.cfg.profileFor, b.cfg.apiProfile)
+	}
 	start := time.Now()
 	if err := parallel(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
 		return b.cl.Create(ctx, collectorMode(collectorNS(i, b.cfg.colNS), collectorName(i), scaleMode(i)))
@@ -224,6 +232,13 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 	if tl, err := readTimeline(b.c.AuditLog, off0); err == nil {
 		r.Timeline = &tl
 		say("audit timeline: %s", tl)
+	}
+	if apiProfileDone != nil {
+		if err := apiProfileDone(); err != nil {
+			say("CPU profile of kube-apiserver: %v", err)
+		} else {
+			say("CPU profile of kube-apiserver (%s from the first create): %s", b.cfg.profileFor, b.cfg.apiProfile)
+		}
 	}
 	if profileDone != nil {
 		if err := profileDone(); err != nil {
