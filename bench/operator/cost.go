@@ -138,13 +138,15 @@ type timedEvent struct {
 // operator's first write for it, to its workload's first write, to its last write; and how long
 // the API server took per operator write.
 type timeline struct {
-	Collectors    int     `json:"collectors"`
-	FirstWrite    pct     `json:"create_to_first_operator_write_s"`
-	WorkloadWrite pct     `json:"create_to_workload_write_s"`
-	LastWrite     pct     `json:"create_to_last_operator_write_s"`
-	WriteLatency  pct     `json:"operator_write_latency_ms"`
-	Writes        int     `json:"operator_writes"`
-	WriteSeconds  float64 `json:"operator_write_seconds_sum"`
+	Collectors    int `json:"collectors"`
+	FirstWrite    pct `json:"create_to_first_operator_write_s"`
+	WorkloadWrite pct `json:"create_to_workload_write_s"`
+	LastWrite     pct `json:"create_to_last_operator_write_s"`
+	WriteLatency  pct `json:"operator_write_latency_ms"`
+	Writes        int `json:"operator_writes"`
+	// ByAgent is every client's writes in the window, by user agent (its first word).
+	ByAgent      map[string]int `json:"writes_by_agent"`
+	WriteSeconds float64        `json:"operator_write_seconds_sum"`
 }
 
 // pct is the 50th, 90th and 100th percentile of a sample.
@@ -168,7 +170,7 @@ func readTimeline(path string, from int64) (timeline, error) {
 	created := map[string]time.Time{}
 	first, workload, last := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	var lat []float64
-	var tl timeline
+	tl := timeline{ByAgent: map[string]int{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return tl, err
@@ -182,6 +184,8 @@ func readTimeline(path string, from int64) (timeline, error) {
 		if json.Unmarshal(line, &ev) != nil || !ev.IsWrite() || ev.ObjectRef == nil {
 			return
 		}
+		agent, _, _ := strings.Cut(ev.UserAgent, "/")
+		tl.ByAgent[agent]++
 		ref := ev.ObjectRef
 		if ev.UserAgent == "bench" && ev.Verb == "create" && ref.Resource == "opentelemetrycollectors" {
 			created[ref.Namespace+"/"+ref.Name] = ev.Received
@@ -237,8 +241,8 @@ func readTimeline(path string, from int64) (timeline, error) {
 
 func (tl timeline) String() string {
 	return fmt.Sprintf("%d collectors; from create to the operator's first write: %s s; to the workload's: %s s; to the last: %s s; "+
-		"%d operator writes, API server time per write %s ms (%.1f s in total)",
-		tl.Collectors, tl.FirstWrite, tl.WorkloadWrite, tl.LastWrite, tl.Writes, tl.WriteLatency, tl.WriteSeconds)
+		"%d operator writes, API server time per write %s ms (%.1f s in total); every client's writes: %s",
+		tl.Collectors, tl.FirstWrite, tl.WorkloadWrite, tl.LastWrite, tl.Writes, tl.WriteLatency, tl.WriteSeconds, byCount(tl.ByAgent))
 }
 
 // profileCPU fetches a CPU profile of the operator (started with --pprof-addr=addr) over d into
@@ -306,4 +310,18 @@ func (b *bench) profileAPIServer(ctx context.Context, d time.Duration, path stri
 		done <- err
 	}()
 	return func() error { return <-done }
+}
+
+// byCount gives "a 12, b 3", largest first.
+func byCount(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -294,8 +294,10 @@ func perCollector(w writeCount, n int) string {
 // W workloads at a time, until every workload is Available.
 func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) error {
 	var err error
-	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: r.Nodes, KeepDir: b.cfg.keep,
-		Progress: func(f string, a ...any) { say(f, a...) }})
+	// The audit log as on the operator's cluster: the same API server cost per request, and the
+	// floor's writes by client.
+	b.c, err = simcluster.Start(ctx, simcluster.Options{Nodes: r.Nodes, KeepDir: b.cfg.keep, Audit: true,
+		APIServerArgs: benchAPIServerArgs, Progress: func(f string, a ...any) { say(f, a...) }})
 	if err != nil {
 		return err
 	}
@@ -328,6 +330,10 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 		r.FloorObjects, len(fs.items), b.cfg.workers)
 	r.LoadAtFloor = procstat.LoadAvg()
 	cpu0 := b.cpuNow()
+	off0, err := simcluster.AuditOffset(b.c.AuditLog)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := parallel(ctx, len(fs.items), b.cfg.workers, func(ctx context.Context, i int) error {
 		return fs.items[i].create(ctx, b.cs)
@@ -355,6 +361,9 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 	r.FloorSeconds = time.Since(start).Seconds()
 	r.FloorCPU = cpuSince(cpu0, b.cpuNow())
 	say("floor CPU: %s", r.FloorCPU)
+	if tl, err := readTimeline(b.c.AuditLog, off0); err == nil {
+		say("floor writes by client: %s", byCount(tl.ByAgent))
+	}
 	say("floor: %d workloads Available after %.1f s (operator: %.1f s, %.2fx)", len(fs.items), r.FloorSeconds,
 		r.AvailableSeconds, r.AvailableSeconds/r.FloorSeconds)
 	if r.Churn != nil && len(r.Churn.keys) > 0 {
