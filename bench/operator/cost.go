@@ -145,8 +145,10 @@ type timeline struct {
 	WriteLatency  pct `json:"operator_write_latency_ms"`
 	Writes        int `json:"operator_writes"`
 	// ByAgent is every client's writes in the window, by user agent (its first word).
-	ByAgent      map[string]int `json:"writes_by_agent"`
-	WriteSeconds float64        `json:"operator_write_seconds_sum"`
+	ByAgent map[string]int `json:"writes_by_agent"`
+	// ByAgentResource is every client's writes by "agent resource verb".
+	ByAgentResource map[string]int `json:"writes_by_agent_resource"`
+	WriteSeconds    float64        `json:"operator_write_seconds_sum"`
 }
 
 // pct is the 50th, 90th and 100th percentile of a sample.
@@ -170,7 +172,7 @@ func readTimeline(path string, from int64) (timeline, error) {
 	created := map[string]time.Time{}
 	first, workload, last := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	var lat []float64
-	tl := timeline{ByAgent: map[string]int{}}
+	tl := timeline{ByAgent: map[string]int{}, ByAgentResource: map[string]int{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return tl, err
@@ -186,6 +188,7 @@ func readTimeline(path string, from int64) (timeline, error) {
 		}
 		agent, _, _ := strings.Cut(ev.UserAgent, "/")
 		tl.ByAgent[agent]++
+		tl.ByAgentResource[agent+" "+ev.Resource()+" "+ev.Verb]++
 		ref := ev.ObjectRef
 		if ev.UserAgent == "bench" && ev.Verb == "create" && ref.Resource == "opentelemetrycollectors" {
 			created[ref.Namespace+"/"+ref.Name] = ev.Received
@@ -241,8 +244,8 @@ func readTimeline(path string, from int64) (timeline, error) {
 
 func (tl timeline) String() string {
 	return fmt.Sprintf("%d collectors; from create to the operator's first write: %s s; to the workload's: %s s; to the last: %s s; "+
-		"%d operator writes, API server time per write %s ms (%.1f s in total); every client's writes: %s",
-		tl.Collectors, tl.FirstWrite, tl.WorkloadWrite, tl.LastWrite, tl.Writes, tl.WriteLatency, tl.WriteSeconds, byCount(tl.ByAgent))
+		"%d operator writes, API server time per write %s ms (%.1f s in total); every client's writes by resource and verb: %s",
+		tl.Collectors, tl.FirstWrite, tl.WorkloadWrite, tl.LastWrite, tl.Writes, tl.WriteLatency, tl.WriteSeconds, byCount(tl.ByAgentResource))
 }
 
 // profileCPU fetches a CPU profile of the operator (started with --pprof-addr=addr) over d into
