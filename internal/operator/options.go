@@ -92,7 +92,7 @@ func DefaultOptions() Options {
 		OpAMPBridgeImage:        mbridge.DefaultImage,
 		AnnotationsFilter:       d.AnnotationsFilter,
 		SyncPeriod:              10 * time.Hour,
-		MaxConcurrentReconciles: 4,
+		MaxConcurrentReconciles: 16,
 		FIPSDisabledComponents:  "uppercase",
 		Certs:                   certs.DefaultOptions(),
 
@@ -165,7 +165,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.InstrumentationScanPageSize, "instrumentation-scan-page-size", o.InstrumentationScanPageSize,
 		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
-		"How many collectors are reconciled in parallel.")
+		"How many collectors (and target allocators, OpAMP bridges) are reconciled in parallel. A reconcile mostly waits on the API server, and one that changes nothing writes nothing; lower it to spread a mass change (e.g. an operator upgrade) over more time.")
 	fs.StringVar(&o.Shard, "shard", o.Shard,
 		"Reconcile only the collectors, target allocators, OpAMP bridges and Instrumentations whose labels match: a bare value "+
 			"such as team-a means "+owned.ShardLabel+"=team-a; anything else is a label selector, e.g. '!"+owned.ShardLabel+
