@@ -8,26 +8,13 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/otelop/otelop/test/simcluster"
 )
 
 // The API server writes one audit event per finished request (stage ResponseComplete, level
-// Metadata); the simulated cluster's policy drops get, list and watch. A window of requests is the
-// byte range of the log between two offsets.
-
-var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
-
-type auditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
+// Metadata; simcluster.AuditEvent); the simulated cluster's policy drops get, list and watch. A
+// window of requests is the byte range of the log between two offsets.
 
 // writeCount is the operator's write requests in one window.
 type writeCount struct {
@@ -54,22 +41,14 @@ func countWrites(path string, from, to int64, agentPrefix string) (writeCount, e
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
-			var ev auditEvent
+			var ev simcluster.AuditEvent
 			if jerr := json.Unmarshal(line, &ev); jerr != nil {
 				if err == nil { // a complete line that is not JSON
 					return wc, fmt.Errorf("audit log %s: %w", path, jerr)
 				}
-			} else if (ev.Stage == "ResponseComplete" || ev.Stage == "Panic") && writeVerbs[ev.Verb] &&
-				strings.HasPrefix(ev.UserAgent, agentPrefix) {
-				res := "?"
-				if ev.ObjectRef != nil {
-					res = ev.ObjectRef.Resource
-					if ev.ObjectRef.Subresource != "" {
-						res += "/" + ev.ObjectRef.Subresource
-					}
-				}
+			} else if ev.IsWrite() && strings.HasPrefix(ev.UserAgent, agentPrefix) {
 				wc.Total++
-				wc.By[res+" "+ev.Verb]++
+				wc.By[ev.Resource()+" "+ev.Verb]++
 				if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
 					wc.Failed++
 				}

@@ -62,6 +62,11 @@ type config struct {
 	mcrValues       []int
 	mcrCollectors   int
 	bigNoise        int
+	cpuProfile      string
+	// endpointControllers keeps kube-controller-manager's endpoint controllers on (scale, mcr).
+	endpointControllers bool
+	apiProfile          string
+	profileFor          time.Duration
 }
 
 const usage = `Usage: go run ./bench/operator [flags]   (run from the repository root)
@@ -246,6 +251,10 @@ func scaleFlags(fs *flag.FlagSet, cfg *config) *string {
 	fs.StringVar(mcr, "mcr-values", "4,8,16", "mcr scenario: the operator's --max-concurrent-reconciles values to compare")
 	fs.IntVar(&cfg.mcrCollectors, "mcr-collectors", 100, "mcr scenario: mixed-mode collectors per run")
 	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
+	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "scale and mcr scenarios: write a CPU profile of the operator (started with --pprof-addr on loopback) over --cpu-profile-for from the first create to this file")
+	fs.BoolVar(&cfg.endpointControllers, "endpoint-controllers", false, "scale, churn and mcr scenarios: keep kube-controller-manager's Endpoints and EndpointSlice controllers on; off by default, because kwok's loopback pod IPs make every endpoint write of every collector Service fail and be retried with Warning Events")
+	fs.StringVar(&cfg.apiProfile, "apiserver-profile", "", "scale and mcr scenarios: write a CPU profile of kube-apiserver (started with --profiling) over --cpu-profile-for from the first create to this file")
+	fs.DurationVar(&cfg.profileFor, "cpu-profile-for", 30*time.Second, "length of the --cpu-profile")
 	return mcr
 }
 

@@ -64,6 +64,7 @@ type bench struct {
 	cs          kubernetes.Interface
 	cl          client.Client
 	webhookPort int
+	pprofAddr   string // the operator's --pprof-addr (--cpu-profile)
 	op          *operatorProc
 	restarts    int
 	noise       *noise // the unrelated objects, added in steps 1 and 5

@@ -92,6 +92,10 @@ type Applier struct {
 	// RecreateWait bounds how long a recreate waits for the old object to be deleted (orphaning
 	// its dependents is the garbage collector's work) before it reports ErrRecreatePending.
 	RecreateWait time.Duration
+	// Parallel bounds how many independent objects ApplyStages writes at once (<= 1: one after
+	// the other). Writes wait on the API server, not on this process: a reconcile that sends its
+	// independent writes together takes one round trip per stage instead of one per object.
+	Parallel int
 
 	client client.Client
 	owner  string
@@ -100,9 +104,12 @@ type Applier struct {
 	applied map[key]record
 }
 
+// DefaultParallel is New's Parallel.
+const DefaultParallel = 4
+
 // New returns an Applier that writes through c as field manager owner.
 func New(c client.Client, owner string) *Applier {
-	return &Applier{client: c, owner: owner, applied: map[key]record{}, RecreateWait: 3 * time.Second}
+	return &Applier{client: c, owner: owner, applied: map[key]record{}, RecreateWait: 3 * time.Second, Parallel: DefaultParallel}
 }
 
 // Apply makes the object exist as desired. live is the object as the caller's cache sees it, or

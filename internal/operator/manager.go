@@ -72,6 +72,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		Scheme:                        NewScheme(),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        o.ProbeAddr,
+		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                o.EnableLeaderElection,
 		LeaderElectionID:              owned.ShardLeaseID(o.LeaderElectionID, shard),
 		LeaseDuration:                 &o.LeaseDuration,

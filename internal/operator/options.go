@@ -21,9 +21,11 @@ import (
 // Options are the manager's command-line settings. Names and defaults follow upstream's flags so
 // that existing Deployments and Helm values carry over.
 type Options struct {
-	MetricsAddr             string
-	MetricsSecure           bool
-	ProbeAddr               string
+	MetricsAddr   string
+	MetricsSecure bool
+	ProbeAddr     string
+	// PprofAddr is where Go's /debug/pprof endpoints listen; empty disables them.
+	PprofAddr               string
 	WebhookPort             int
 	WebhookHost             string
 	EnableLeaderElection    bool
@@ -94,7 +96,7 @@ func DefaultOptions() Options {
 		OpAMPBridgeImage:        mbridge.DefaultImage,
 		AnnotationsFilter:       d.AnnotationsFilter,
 		SyncPeriod:              10 * time.Hour,
-		MaxConcurrentReconciles: 4,
+		MaxConcurrentReconciles: 16,
 		FIPSDisabledComponents:  "uppercase",
 		StatusCoalesceWindow:    statuswrite.DefaultWindow,
 		Certs:                   certs.DefaultOptions(),
@@ -116,6 +118,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"Serve metrics over HTTPS and require a Kubernetes token allowed to get /metrics (authn/authz via the API server). Set false to serve plain HTTP.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-addr", o.ProbeAddr,
 		"Address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&o.PprofAddr, "pprof-addr", o.PprofAddr,
+		"Address Go's /debug/pprof profiling endpoints bind to (unauthenticated: use a loopback address such as 127.0.0.1:6060); empty disables them.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort,
 		"Port the admission and conversion webhook server listens on.")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost,
@@ -166,7 +170,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.InstrumentationScanPageSize, "instrumentation-scan-page-size", o.InstrumentationScanPageSize,
 		"Objects per list request of the instrumentation scan: the scan's memory grows with this, not with the number of pods; smaller pages mean more requests.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles,
-		"How many collectors are reconciled in parallel.")
+		"How many collectors (and target allocators, OpAMP bridges) are reconciled in parallel. A reconcile mostly waits on the API server, and one that changes nothing writes nothing; lower it to spread a mass change (e.g. an operator upgrade) over more time.")
 	fs.DurationVar(&o.StatusCoalesceWindow, "status-coalesce-window", o.StatusCoalesceWindow,
 		"How long a collector's status may wait to be written while its workload rolls out (Ready=False, reason Progressing or WorkloadUnavailable): "+
 			"such a status is written once it has been pending this long, the latest one, at most once per window; Ready, errors and crashes are written at once. "+

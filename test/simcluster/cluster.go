@@ -56,6 +56,9 @@ type Options struct {
 	NoFakeNodes bool
 	// APIServerArgs are extra kube-apiserver flags, appended after the defaults.
 	APIServerArgs []string
+	// ControllerManagerArgs are extra kube-controller-manager flags, appended after the defaults
+	// (a repeated --controllers adds to the default list, e.g. --controllers=-endpoints-controller).
+	ControllerManagerArgs []string
 	// ReadyTimeout bounds how long each component may take to become ready (default 60s).
 	ReadyTimeout time.Duration
 	// Progress, when set, receives one line per step (for CLIs); tests leave it nil.
@@ -281,15 +284,16 @@ func (c *Cluster) waitAPIServer(ctx context.Context, p *proc.Process) error {
 
 func (c *Cluster) startControllerManager(ctx context.Context, cs kubernetes.Interface) error {
 	kc := filepath.Join(c.Dir, "controller-manager.kubeconfig")
-	p, err := c.start("kube-controller-manager",
-		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
-		"--service-account-private-key-file="+c.pki.path("sa.key"), "--root-ca-file="+c.pki.path("ca.crt"),
+	args := []string{
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--service-account-private-key-file=" + c.pki.path("sa.key"), "--root-ca-file=" + c.pki.path("ca.crt"),
 		"--leader-elect=false", "--secure-port=0", "--bind-address=127.0.0.1",
 		"--controllers=*,-nodeipam",
 		// kwok heartbeats every 20-45s; a long grace keeps fake nodes from flapping to NotReady.
 		"--node-monitor-grace-period=1h",
 		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10", "--concurrent-gc-syncs=20",
-		"--kube-api-qps=100", "--kube-api-burst=200")
+		"--kube-api-qps=100", "--kube-api-burst=200"}
+	p, err := c.start("kube-controller-manager", append(args, c.opts.ControllerManagerArgs...)...)
 	if err != nil {
 		return err
 	}

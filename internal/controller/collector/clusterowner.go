@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -80,13 +81,31 @@ func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTe
 	if reader == nil {
 		reader = r.Client
 	}
+	var missing []client.Object
 	for _, d := range desired {
-		if _, ok := existing[apply.KeyOf(d)]; ok {
-			continue
+		if _, ok := existing[apply.KeyOf(d)]; !ok {
+			missing = append(missing, d)
 		}
-		live := &metav1.PartialObjectMetadata{}
-		live.SetGroupVersionKind(d.GetObjectKind().GroupVersionKind())
-		err := reader.Get(ctx, client.ObjectKeyFromObject(d), live)
+	}
+	// The reads are independent round trips (a new collector has all of its objects missing):
+	// send them together, then judge them in desired's order.
+	lives := make([]*metav1.PartialObjectMetadata, len(missing))
+	errs := make([]error, len(missing))
+	sem := make(chan struct{}, ownershipReads)
+	var wg sync.WaitGroup
+	for i, d := range missing {
+		lives[i] = &metav1.PartialObjectMetadata{}
+		lives[i].SetGroupVersionKind(d.GetObjectKind().GroupVersionKind())
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = reader.Get(ctx, client.ObjectKeyFromObject(d), lives[i])
+		}()
+	}
+	wg.Wait()
+	for i, d := range missing {
+		live, err := lives[i], errs[i]
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			continue
 		}
@@ -115,6 +134,9 @@ func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTe
 	}
 	return nil
 }
+
+// ownershipReads bounds checkOwnership's concurrent reads.
+const ownershipReads = 4
 
 // requestFromInstance maps a cluster-scoped object to its collector: by apply.OwnerAnnotation, or,
 // for objects without it, by the instance label <ns>.<name> (ambiguous once truncated; a wrong

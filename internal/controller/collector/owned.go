@@ -33,6 +33,8 @@ type ownedKind struct {
 	clusterScoped bool
 	// capability names the optional API the kind needs ("" = always served).
 	capability string
+	// stage is the apply stage (see stagePodInputs).
+	stage int
 }
 
 // Capability names, matching autodetect.Capabilities fields.
@@ -44,25 +46,55 @@ const (
 
 func gvk(gv schema.GroupVersion, kind string) schema.GroupVersionKind { return gv.WithKind(kind) }
 
-// ownedKinds lists everything the collector builders can produce, in apply order.
+// Apply stages: the objects of one stage are written together (concurrently); a stage starts once
+// the one before it is applied. What the pods need comes first (their ConfigMap, ServiceAccount
+// and RBAC), then the workload, so that its pods start as early as possible, then everything
+// that only refers to the workload or its pods, which nothing waits for.
+const (
+	stagePodInputs = iota // ConfigMap, ServiceAccount, ClusterRole
+	stageBinding          // ClusterRoleBinding: its ClusterRole exists first (the API server checks the binder may grant it)
+	stageWorkload         // Deployment, DaemonSet, StatefulSet
+	stageRest             // Services, PodDisruptionBudget, HPA, Ingress, NetworkPolicy, TargetAllocator, monitors, routes
+)
+
+// ownedKinds lists everything the collector builders can produce, in apply order (see the stages).
 var ownedKinds = []ownedKind{
-	{gvk: gvk(corev1.SchemeGroupVersion, "ConfigMap")},
-	{gvk: gvk(corev1.SchemeGroupVersion, "ServiceAccount")},
-	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRole"), clusterScoped: true},
-	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"), clusterScoped: true},
-	{gvk: gvk(corev1.SchemeGroupVersion, "Service")},
-	{gvk: gvk(appsv1.SchemeGroupVersion, "Deployment"), typed: func() client.Object { return &appsv1.Deployment{} }},
-	{gvk: gvk(appsv1.SchemeGroupVersion, "DaemonSet"), typed: func() client.Object { return &appsv1.DaemonSet{} }},
-	{gvk: gvk(appsv1.SchemeGroupVersion, "StatefulSet"), typed: func() client.Object { return &appsv1.StatefulSet{} }},
-	{gvk: gvk(policyv1.SchemeGroupVersion, "PodDisruptionBudget")},
-	{gvk: gvk(autoscalingv2.SchemeGroupVersion, "HorizontalPodAutoscaler")},
-	{gvk: gvk(networkingv1.SchemeGroupVersion, "Ingress")},
-	{gvk: gvk(networkingv1.SchemeGroupVersion, "NetworkPolicy")},
-	{gvk: gvk(v1alpha1.GroupVersion, "TargetAllocator")},
-	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}, capability: CapPrometheus},
-	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}, capability: CapPrometheus},
-	{gvk: schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}, capability: CapRoutes},
-	{gvk: schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}, capability: CapGatewayAPI},
+	{gvk: gvk(corev1.SchemeGroupVersion, "ConfigMap"), stage: stagePodInputs},
+	{gvk: gvk(corev1.SchemeGroupVersion, "ServiceAccount"), stage: stagePodInputs},
+	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRole"), clusterScoped: true, stage: stagePodInputs},
+	{gvk: gvk(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"), clusterScoped: true, stage: stageBinding},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "Deployment"), typed: func() client.Object { return &appsv1.Deployment{} }, stage: stageWorkload},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "DaemonSet"), typed: func() client.Object { return &appsv1.DaemonSet{} }, stage: stageWorkload},
+	{gvk: gvk(appsv1.SchemeGroupVersion, "StatefulSet"), typed: func() client.Object { return &appsv1.StatefulSet{} }, stage: stageWorkload},
+	{gvk: gvk(corev1.SchemeGroupVersion, "Service"), stage: stageRest},
+	{gvk: gvk(policyv1.SchemeGroupVersion, "PodDisruptionBudget"), stage: stageRest},
+	{gvk: gvk(autoscalingv2.SchemeGroupVersion, "HorizontalPodAutoscaler"), stage: stageRest},
+	{gvk: gvk(networkingv1.SchemeGroupVersion, "Ingress"), stage: stageRest},
+	{gvk: gvk(networkingv1.SchemeGroupVersion, "NetworkPolicy"), stage: stageRest},
+	{gvk: gvk(v1alpha1.GroupVersion, "TargetAllocator"), stage: stageRest},
+	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}, capability: CapPrometheus, stage: stageRest},
+	{gvk: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}, capability: CapPrometheus, stage: stageRest},
+	{gvk: schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}, capability: CapRoutes, stage: stageRest},
+	{gvk: schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}, capability: CapGatewayAPI, stage: stageRest},
+}
+
+// kindIndex is o's position in ownedKinds (len(ownedKinds) for a kind that is not listed).
+func kindIndex(o client.Object) int {
+	gvk := o.GetObjectKind().GroupVersionKind()
+	for i, k := range ownedKinds {
+		if k.gvk.Group == gvk.Group && k.gvk.Kind == gvk.Kind {
+			return i
+		}
+	}
+	return len(ownedKinds)
+}
+
+// applyStage is o's apply stage; a kind that is not listed goes last, in a stage of its own.
+func applyStage(o client.Object) int {
+	if i := kindIndex(o); i < len(ownedKinds) {
+		return ownedKinds[i].stage
+	}
+	return stageRest + 1
 }
 
 // metadataObject returns an empty metadata-only object of kind k, for watches and cache reads.

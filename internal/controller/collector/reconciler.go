@@ -125,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return r.conflicted(ctx, otelcol, conflict)
 	}
-	changes, applyErr := r.Applier.ApplyAll(ctx, desired, existing)
+	changes, applyErr := r.Applier.ApplyStages(ctx, desired, existing, applyStage)
 	if applyErr == nil {
 		pruned, err := r.prune(ctx, otelcol, desired, existing)
 		changes = append(changes, pruned...)
@@ -234,19 +234,11 @@ func (r *Reconciler) finalize(ctx context.Context, otelcol *v1beta1.OpenTelemetr
 	return r.Client.Patch(ctx, otelcol, patch)
 }
 
-// sortForApply orders desired objects so that what pods need (ConfigMap, ServiceAccount, RBAC)
-// exists before the workload that creates them.
+// sortForApply orders desired objects by apply stage (see stagePodInputs): what pods need
+// (ConfigMap, ServiceAccount, RBAC) exists before the workload that creates them, and the workload
+// is written before the objects nothing waits for (Services, PodDisruptionBudget, NetworkPolicy...).
 func sortForApply(objs []client.Object) {
-	rank := func(o client.Object) int {
-		gvk := o.GetObjectKind().GroupVersionKind()
-		for i, k := range ownedKinds {
-			if k.gvk.Group == gvk.Group && k.gvk.Kind == gvk.Kind {
-				return i
-			}
-		}
-		return len(ownedKinds)
-	}
-	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
+	sort.SliceStable(objs, func(i, j int) bool { return kindIndex(objs[i]) < kindIndex(objs[j]) })
 }
 
 func needsFinalizer(objs []client.Object) bool {

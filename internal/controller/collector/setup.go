@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,9 +123,31 @@ func (resyncPredicate) Update(e event.UpdateEvent) bool {
 }
 
 // ownedChangePredicate ignores updates of owned objects that only touch resourceVersion-free
-// noise; any real change (spec, status, labels, deletion) gets through.
+// noise; any real change (spec, status, labels, deletion) gets through. Metadata-only objects
+// that carry a generation (PodDisruptionBudget, NetworkPolicy, HPA...) are the exception: their
+// status changes (the disruption controller updates a PDB's status as its pods come and go) keep
+// the generation and are ignored, since the reconciler never reads their status; a change of
+// their spec moves the generation, and a change of their metadata is compared directly.
 type ownedChangePredicate struct{ predicate.Funcs }
 
 func (ownedChangePredicate) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return true
+	}
+	if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+		return false
+	}
+	_, metadataOnly := e.ObjectNew.(*metav1.PartialObjectMetadata)
+	return !metadataOnly || e.ObjectNew.GetGeneration() == 0 || !onlyStatusChanged(e.ObjectOld, e.ObjectNew)
+}
+
+// onlyStatusChanged reports whether old and new have the same generation and the same metadata
+// that the reconciler reads or writes (a status-only change of an object that has a generation).
+func onlyStatusChanged(old, new client.Object) bool {
+	return old.GetGeneration() == new.GetGeneration() &&
+		equality.Semantic.DeepEqual(old.GetLabels(), new.GetLabels()) &&
+		equality.Semantic.DeepEqual(old.GetAnnotations(), new.GetAnnotations()) &&
+		equality.Semantic.DeepEqual(old.GetOwnerReferences(), new.GetOwnerReferences()) &&
+		equality.Semantic.DeepEqual(old.GetFinalizers(), new.GetFinalizers()) &&
+		old.GetDeletionTimestamp().Equal(new.GetDeletionTimestamp())
 }
