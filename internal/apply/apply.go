@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,9 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 	ch := Change{GVK: k.gvk, Namespace: k.namespace, Name: k.name}
 	hash, err := hashOf(u)
 	if err != nil {
+		return ch, err
+	}
+	if live, err = a.catchUp(ctx, k, hash, live); err != nil {
 		return ch, err
 	}
 	if live != nil {
@@ -293,6 +297,41 @@ func (a *Applier) upToDate(k key, hash, rv string) bool {
 	defer a.mu.Unlock()
 	r, ok := a.applied[k]
 	return ok && r.hash == hash && r.resourceVersion == rv
+}
+
+// catchUp handles a cache that has not yet seen the applier's own last write of this desired
+// state (live missing, or older than that write: a second reconcile that follows the first one
+// closely, before the watch event of its create arrived). The object is then read from the API
+// server, a read instead of a second write of the same state; the watch event that brings the
+// cache up to date triggers a reconcile of its own. Otherwise live is returned as it is.
+func (a *Applier) catchUp(ctx context.Context, k key, hash string, live client.Object) (client.Object, error) {
+	a.mu.Lock()
+	r, ok := a.applied[k]
+	a.mu.Unlock()
+	if !ok || r.hash != hash || (live != nil && !olderThan(live.GetResourceVersion(), r.resourceVersion)) {
+		return live, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.gvk)
+	if err := a.client.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: k.name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
+	}
+	return u, nil
+}
+
+// olderThan reports whether resourceVersion rv is older than written. Resource versions are
+// compared as the integers the API server issues; when either is not one, rv counts as older
+// (the caller then reads the object, which is always safe).
+func olderThan(rv, written string) bool {
+	a, errA := strconv.ParseUint(rv, 10, 64)
+	b, errB := strconv.ParseUint(written, 10, 64)
+	if errA != nil || errB != nil {
+		return rv != written
+	}
+	return a < b
 }
 
 func (a *Applier) remember(k key, hash, rv string) {

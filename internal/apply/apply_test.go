@@ -265,3 +265,41 @@ func TestRecreateLeavesObjectsOfOthersAlone(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(live(t, theirs).GetUID()).To(Equal(before.GetUID()))
 }
+
+// A reconcile that follows its own write before the cache has seen it (live missing, or older
+// than that write) reads the object instead of writing the same state again; an object someone
+// deleted meanwhile is created again.
+func TestApplyBehindItsOwnWriteReadsInsteadOfWriting(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := namespace(t, "apply-cache-lag")
+	c, writes := countingClient(t)
+	a := apply.New(c, "otelop-test")
+
+	ch, err := a.Apply(ctx, configMap(ns, "1"), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Created))
+	stale := live(t, configMap(ns, "1"))
+
+	// The cache has not seen the create yet.
+	ch, err = a.Apply(ctx, configMap(ns, "1"), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Unchanged))
+	g.Expect(writes.Load()).To(Equal(int64(1)))
+
+	// A change, then the cache still holds the version before it.
+	ch, err = a.Apply(ctx, configMap(ns, "2"), stale)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Configured))
+	ch, err = a.Apply(ctx, configMap(ns, "2"), stale)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Unchanged))
+	g.Expect(writes.Load()).To(Equal(int64(2)))
+
+	// Deleted by someone before the cache saw it: created again.
+	g.Expect(env.Client.Delete(ctx, configMap(ns, "2"))).To(Succeed())
+	ch, err = a.Apply(ctx, configMap(ns, "2"), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Created))
+	g.Expect(writes.Load()).To(Equal(int64(3)))
+}
