@@ -2,11 +2,8 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +21,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
+	"github.com/otelop/otelop/test/fixtures"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -34,28 +32,16 @@ const idleWindow = 12 * time.Second
 // overrides it). The issue asks for 100; 40 keeps the whole suite within a couple of minutes on
 // two shared cores, and the faults hit the same code paths.
 func collectorCount(t *testing.T) int {
-	if v := os.Getenv("OTELOP_CHAOS_COLLECTORS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 {
-			t.Fatalf("OTELOP_CHAOS_COLLECTORS=%q: want a number >= 2", v)
-		}
-		return n
-	}
-	return 40
+	return fixtures.Count(t, "OTELOP_CHAOS_COLLECTORS", 2, 40)
 }
 
 func collectorName(i int) string { return fmt.Sprintf("c-%03d", i) }
 
 // newCollector is a small deployment-mode collector.
 func newCollector(t *testing.T, ns, name string) *v1beta1.OpenTelemetryCollector {
-	var cfg v1beta1.Config
-	if err := json.Unmarshal([]byte(`{"receivers":{"otlp":{"protocols":{"grpc":{}}}},"exporters":{"debug":{}},`+
-		`"service":{"pipelines":{"traces":{"receivers":["otlp"],"exporters":["debug"]}}}}`), &cfg); err != nil {
-		t.Fatal(err)
-	}
 	return &v1beta1.OpenTelemetryCollector{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: cfg},
+		Spec:       v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: fixtures.CollectorConfig(t)},
 	}
 }
 

@@ -6,9 +6,7 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -26,6 +24,7 @@ import (
 	"github.com/otelop/otelop/internal/controller/owned"
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/fixtures"
 	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -36,14 +35,7 @@ const namespace = "shard"
 // collectorCount is how many collectors the two shards split (OTELOP_SHARD_COLLECTORS overrides
 // the issue's 1,000 for quick local runs).
 func collectorCount(t *testing.T) int {
-	if v := os.Getenv("OTELOP_SHARD_COLLECTORS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 4 {
-			t.Fatalf("OTELOP_SHARD_COLLECTORS=%q: want a number >= 4", v)
-		}
-		return n
-	}
-	return 1000
+	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 1000)
 }
 
 func TestTwoShardsSplitTheCollectors(t *testing.T) {
@@ -167,11 +159,7 @@ func collectorName(s string, i int) string { return fmt.Sprintf("%s-%04d", s, i)
 // at a time.
 func createCollectors(ctx context.Context, t *testing.T, k8s client.Client, n int) {
 	t.Helper()
-	var cfg v1beta1.Config
-	if err := json.Unmarshal([]byte(`{"receivers":{"otlp":{"protocols":{"grpc":{}}}},"exporters":{"debug":{}},`+
-		`"service":{"pipelines":{"traces":{"receivers":["otlp"],"exporters":["debug"]}}}}`), &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := fixtures.CollectorConfig(t)
 	work := make(chan int)
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
