@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -83,52 +81,24 @@ func createNamespace(ctx context.Context, t *testing.T, ns string) []client.Obje
 // the webhooks refuse because they are down is tried again every 250ms until deadline.
 func createCollectors(ctx context.Context, t *testing.T, ns string, n int, retryUntil time.Time) {
 	t.Helper()
-	work := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				for {
-					err := k8s.Create(ctx, newCollector(t, ns, collectorName(i)))
-					if err != nil && isWebhookDown(err) && time.Now().Before(retryUntil) {
-						time.Sleep(250 * time.Millisecond)
-						continue
-					}
-					if err != nil {
-						errs <- fmt.Errorf("%s: %w", collectorName(i), err)
-					}
-					break
-				}
+	fixtures.ForEach(t, n, 8, func(i int) error {
+		for {
+			err := k8s.Create(ctx, newCollector(t, ns, collectorName(i)))
+			if err != nil && isWebhookDown(err) && time.Now().Before(retryUntil) {
+				time.Sleep(250 * time.Millisecond)
+				continue
 			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if err != nil {
+				return fmt.Errorf("%s: %w", collectorName(i), err)
+			}
+			return nil
+		}
+	})
 }
 
 // readyCount is how many collectors of ns report Ready=True.
 func readyCount(ctx context.Context, ns string) (int, error) {
-	list := &v1beta1.OpenTelemetryCollectorList{}
-	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return 0, err
-	}
-	ready := 0
-	for i := range list.Items {
-		if meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, v1beta1.ConditionReady) {
-			ready++
-		}
-	}
-	return ready, nil
+	return fixtures.ReadyCollectors(ctx, k8s, ns)
 }
 
 // waitFor polls cond every 200ms until it is true or timeout passes.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -160,35 +159,18 @@ func collectorName(s string, i int) string { return fmt.Sprintf("%s-%04d", s, i)
 func createCollectors(ctx context.Context, t *testing.T, k8s client.Client, n int) {
 	t.Helper()
 	cfg := fixtures.CollectorConfig(t)
-	work := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				s := "ab"[i%2 : i%2+1]
-				col := &v1beta1.OpenTelemetryCollector{
-					ObjectMeta: metav1.ObjectMeta{Name: collectorName(s, i/2), Namespace: namespace,
-						Labels: map[string]string{owned.ShardLabel: s}},
-					Spec: v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: *cfg.DeepCopy()},
-				}
-				if err := k8s.Create(ctx, col); err != nil {
-					errs <- fmt.Errorf("%s: %w", col.Name, err)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	fixtures.ForEach(t, n, 16, func(i int) error {
+		s := "ab"[i%2 : i%2+1]
+		col := &v1beta1.OpenTelemetryCollector{
+			ObjectMeta: metav1.ObjectMeta{Name: collectorName(s, i/2), Namespace: namespace,
+				Labels: map[string]string{owned.ShardLabel: s}},
+			Spec: v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: *cfg.DeepCopy()},
+		}
+		if err := k8s.Create(ctx, col); err != nil {
+			return fmt.Errorf("%s: %w", col.Name, err)
+		}
+		return nil
+	})
 }
 
 // waitReady waits until n collectors of the namespace report Ready=True.
@@ -196,18 +178,11 @@ func waitReady(ctx context.Context, t *testing.T, k8s client.Client, n int, time
 	t.Helper()
 	ready := 0
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		list := &v1beta1.OpenTelemetryCollectorList{}
-		if err := k8s.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		got, err := fixtures.ReadyCollectors(ctx, k8s, namespace)
+		if err != nil {
 			return false, nil
 		}
-		ready = 0
-		for i := range list.Items {
-			for _, cond := range list.Items[i].Status.Conditions {
-				if cond.Type == v1beta1.ConditionReady && cond.Status == metav1.ConditionTrue {
-					ready++
-				}
-			}
-		}
+		ready = got
 		return ready == n, nil
 	})
 	if err != nil {
