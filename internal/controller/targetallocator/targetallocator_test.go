@@ -2,8 +2,6 @@ package targetallocator_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +20,7 @@ import (
 	"github.com/otelop/otelop/internal/operator/managertest"
 )
 
-var nsCounter atomic.Int32
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := fmt.Sprintf("ta-%d", nsCounter.Add(1))
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
+func newNamespace(t *testing.T) string { return managertest.NewNamespace(t, k8s, "ta") }
 
 func newTA(ns, name string) *v1alpha1.TargetAllocator {
 	return &v1alpha1.TargetAllocator{
@@ -66,15 +55,11 @@ func newCollector(ns, name string, job string) *v1beta1.OpenTelemetryCollector {
 }
 
 func get[T client.Object](g Gomega, ns, name string, obj T) T {
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
-	return obj
+	return managertest.Get(g, k8s, ns, name, obj)
 }
 
 func isController(g Gomega, obj client.Object, owner *v1alpha1.TargetAllocator) {
-	ref := metav1.GetControllerOf(obj)
-	g.Expect(ref).NotTo(BeNil(), obj.GetName())
-	g.Expect(ref.UID).To(Equal(owner.UID))
-	g.Expect(ref.Kind).To(Equal("TargetAllocator"))
+	managertest.ExpectController(g, obj, owner, "TargetAllocator")
 }
 
 func file(g Gomega, ns, name string) string {
