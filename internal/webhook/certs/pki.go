@@ -83,14 +83,9 @@ func parseMaterial(d map[string][]byte) (*material, error) {
 	if m.caKey, err = parseKey(m.caKeyPEM); err != nil {
 		return nil, fmt.Errorf("%s: %w", keyCAKey, err)
 	}
-	certs, err := parseCerts(m.certPEM)
-	if err != nil || len(certs) == 0 {
-		return nil, fmt.Errorf("%s: no certificate", keyCert)
-	}
-	m.cert = certs[0]
-	key, err := parseKey(m.keyPEM)
+	key, err := m.parseServing()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyKey, err)
+		return nil, err
 	}
 	if !publicKeysEqual(key.Public(), m.cert.PublicKey) || !publicKeysEqual(m.caKey.Public(), m.ca.PublicKey) {
 		return nil, fmt.Errorf("a key does not match its certificate")
@@ -103,14 +98,9 @@ func parseMaterial(d map[string][]byte) (*material, error) {
 // can be served and its bundle injected; it cannot be renewed.
 func parsePair(d map[string][]byte, now time.Time) (*material, error) {
 	m := &material{certPEM: d[keyCert], keyPEM: d[keyKey], bundlePEM: d[keyCA]}
-	certs, err := parseCerts(m.certPEM)
-	if err != nil || len(certs) == 0 {
-		return nil, fmt.Errorf("%s: no certificate", keyCert)
-	}
-	m.cert = certs[0]
-	key, err := parseKey(m.keyPEM)
+	key, err := m.parseServing()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyKey, err)
+		return nil, err
 	}
 	if !publicKeysEqual(key.Public(), m.cert.PublicKey) {
 		return nil, fmt.Errorf("%s does not match %s", keyKey, keyCert)
@@ -130,6 +120,21 @@ func parsePair(d map[string][]byte, now time.Time) (*material, error) {
 		return nil, fmt.Errorf("%s expired at %s", keyCert, m.cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return m, nil
+}
+
+// parseServing parses the serving certificate into m.cert and returns its key; an error names
+// the Secret key at fault.
+func (m *material) parseServing() (crypto.Signer, error) {
+	certs, err := parseCerts(m.certPEM)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("%s: no certificate", keyCert)
+	}
+	m.cert = certs[0]
+	key, err := parseKey(m.keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyKey, err)
+	}
+	return key, nil
 }
 
 func publicKeysEqual(a, b crypto.PublicKey) bool {
