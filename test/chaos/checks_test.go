@@ -122,6 +122,32 @@ func managedDeployments(ctx context.Context, ns string) int {
 	return len(list.Items)
 }
 
+// scenario is what every scenario starts from: the operator running, its namespace ns with the
+// user objects that must survive, the audit offset its checks start at and how many collectors
+// it converges.
+type scenario struct {
+	ns    string
+	n     int
+	users []client.Object
+	from  int64
+}
+
+// begin starts a scenario in namespace ns.
+func begin(ctx context.Context, t *testing.T, ns string) *scenario {
+	t.Helper()
+	ensureRunning(ctx, t)
+	sc := &scenario{ns: ns, from: auditOffset(t)}
+	sc.users = createNamespace(ctx, t, ns)
+	sc.n = collectorCount(t)
+	return sc
+}
+
+// check is checkAfter for the scenario.
+func (sc *scenario) check(ctx context.Context, t *testing.T) {
+	t.Helper()
+	checkAfter(ctx, t, sc.ns, sc.n, sc.users, sc.from)
+}
+
 // checkAfter is what every scenario ends with: all n collectors of ns converge, each has exactly
 // its objects and nothing is orphaned (in every namespace so far), the user objects survived
 // untouched by the operator since audit offset from, and the operator's writes return to zero.
