@@ -126,7 +126,7 @@ func startWithAgent(ctx context.Context, t *testing.T) (client.Client, func()) {
 	root := testenv.RepoRoot()
 	_, err = simcluster.InstallCRDs(ctx, c.Config, filepath.Join(root, "config", "crd", "bases"), "simtest")
 	g.Expect(err).NotTo(HaveOccurred())
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	g.Expect(simcluster.InstallWebhooks(ctx, c.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"), port, nil)).To(Succeed())
 
 	manifests := collector.DefaultOptions()
@@ -153,16 +153,6 @@ func startWithAgent(ctx context.Context, t *testing.T) (client.Client, func()) {
 	g.Eventually(func() error { return k8s.Create(ctx, otelcol.DeepCopy()) }, time.Minute, 200*time.Millisecond).Should(Succeed())
 	ok = true
 	return k8s, cleanup
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func resourceAttributes(c corev1.Container) string {
