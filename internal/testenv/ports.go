@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -19,10 +20,5 @@ func FreePort(t testing.TB) int {
 // FreeAddr is FreePort as "127.0.0.1:<port>".
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
 }
