@@ -57,7 +57,7 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 					ServiceAccountName:        ServiceAccountName(s.bridge),
 					Containers:                []corev1.Container{s.container()},
 					Volumes:                   s.volumes(),
-					DNSPolicy:                 dnsPolicy(spec.HostNetwork, spec.PodDNSConfig),
+					DNSPolicy:                 manifestutils.DNSPolicy(spec.HostNetwork, spec.PodDNSConfig),
 					DNSConfig:                 &dnsConfig,
 					HostNetwork:               spec.HostNetwork,
 					Tolerations:               spec.Tolerations,
@@ -69,19 +69,6 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 				},
 			},
 		},
-	}
-}
-
-// dnsPolicy is None when nameservers are configured, ClusterFirstWithHostNet on the host network,
-// ClusterFirst otherwise.
-func dnsPolicy(hostNetwork bool, cfg corev1.PodDNSConfig) corev1.DNSPolicy {
-	switch {
-	case cfg.Nameservers != nil:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	default:
-		return corev1.DNSClusterFirst
 	}
 }
 

@@ -71,16 +71,10 @@ func (s *state) podAnnotations(configHash string) map[string]string {
 // dnsPolicy is spec.dnsPolicy when set; otherwise None when nameservers are configured,
 // ClusterFirstWithHostNet on the host network and ClusterFirst else.
 func dnsPolicy(set *corev1.DNSPolicy, hostNetwork bool, cfg corev1.PodDNSConfig) corev1.DNSPolicy {
-	switch {
-	case set != nil && *set != "":
+	if set != nil && *set != "" {
 		return *set
-	case cfg.Nameservers != nil:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	default:
-		return corev1.DNSClusterFirst
 	}
+	return manifestutils.DNSPolicy(hostNetwork, cfg)
 }
 
 // containerPorts are http (8080) and then spec.ports, in upstream's order.
