@@ -334,12 +334,21 @@ func serial() (*big.Int, error) {
 	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 }
 
-func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+// newKeyAndSerial is what every new certificate starts with: a key (and its PEM) and a serial.
+func newKeyAndSerial() (*ecdsa.PrivateKey, []byte, *big.Int, error) {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	sn, err := serial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return key, keyPEM, sn, nil
+}
+
+func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -362,11 +371,7 @@ func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Sig
 }
 
 func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*x509.Certificate, []byte, []byte, error) {
-	key, keyPEM, err := newKey()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sn, err := serial()
+	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
 	}
