@@ -210,20 +210,40 @@ func (b *bench) measureIdle(ctx context.Context) error {
 	if err := sleepAlive(ctx, p, b.o.idle); err != nil {
 		return err
 	}
-	idleEnd := time.Now()
-	res.IdleRSSKiB, _, _ = p.rss.Window(b.reported.Add(b.o.idle/2), idleEnd)
-	_, res.IdlePeakKiB, _ = p.rss.Window(p.started, idleEnd)
-	heap, err := p.metric(ctx, "go_memstats_heap_inuse_bytes")
+	w, err := b.window(ctx, b.reported.Add(b.o.idle/2), p.started)
 	if err != nil {
 		return err
 	}
-	res.IdleHeapMiB = heap / (1 << 20)
-	cpu, _ := p.cpuSeconds()
-	res.IdleCPU = cpu - b.cpu
-	b.cpu = cpu
+	res.IdleRSSKiB, res.IdlePeakKiB, res.IdleHeapMiB, res.IdleCPU = w.steadyKiB, w.peakKiB, w.heapMiB, w.cpu
 	res.done = 2
 	say("idle RSS %s steady, %s peak", mib(res.IdleRSSKiB), mib(res.IdlePeakKiB))
 	return nil
+}
+
+// window is what an idle phase measured of the bridge up to now: its steady RSS, its peak RSS,
+// the Go heap in use and the CPU seconds used since the previous window.
+type window struct {
+	steadyKiB, peakKiB int64
+	heapMiB, cpu       float64
+}
+
+// window reads the bridge's steady RSS since steadyFrom, its peak since peakFrom, its Go heap in
+// use and the CPU seconds since the last window.
+func (b *bench) window(ctx context.Context, steadyFrom, peakFrom time.Time) (window, error) {
+	p := b.p
+	end := time.Now()
+	var w window
+	w.steadyKiB, _, _ = p.rss.Window(steadyFrom, end)
+	_, w.peakKiB, _ = p.rss.Window(peakFrom, end)
+	heap, err := p.metric(ctx, "go_memstats_heap_inuse_bytes")
+	if err != nil {
+		return w, err
+	}
+	w.heapMiB = heap / (1 << 20)
+	cpu, _ := p.cpuSeconds()
+	w.cpu = cpu - b.cpu
+	b.cpu = cpu
+	return w, nil
 }
 
 // measureApply (figure 3) pushes a remote config with one file per collector, each adding a
@@ -314,17 +334,11 @@ func (b *bench) measureAfter(ctx context.Context) error {
 	if err := sleepAlive(ctx, p, b.o.after); err != nil {
 		return err
 	}
-	end := time.Now()
-	res.AfterRSSKiB, _, _ = p.rss.Window(settled.Add(b.o.after/2), end)
-	_, res.AfterPeakKiB, _ = p.rss.Window(b.pushed, end)
-	heap, err := p.metric(ctx, "go_memstats_heap_inuse_bytes")
+	w, err := b.window(ctx, settled.Add(b.o.after/2), b.pushed)
 	if err != nil {
 		return err
 	}
-	res.AfterHeapMiB = heap / (1 << 20)
-	cpu, _ := p.cpuSeconds()
-	res.AfterCPU = cpu - b.cpu
-	b.cpu = cpu
+	res.AfterRSSKiB, res.AfterPeakKiB, res.AfterHeapMiB, res.AfterCPU = w.steadyKiB, w.peakKiB, w.heapMiB, w.cpu
 	res.done = 4
 	say("after the apply: RSS %s steady, %s peak", mib(res.AfterRSSKiB), mib(res.AfterPeakKiB))
 	return nil

@@ -49,8 +49,8 @@ var Layers = []Layer{
 	{
 		Name: "test support",
 		Packages: []string{"internal/testenv", "internal/operator/managertest", "internal/opampbridge/opamptest",
-			"internal/serviceprovider/simprovider", "api/crdtest", "internal/archtest"},
-		What:     "libraries for tests: real API servers (envtest), an OpAMP server, the provider's clusters, this layer check; product code never imports them",
+			"internal/serviceprovider/simprovider", "api/crdtest", "internal/archtest", "internal/golden"},
+		What:     "libraries for tests: real API servers (envtest), an OpAMP server, the provider's clusters, golden files, this layer check; product code never imports them",
 		Siblings: AnySibling,
 	},
 	{

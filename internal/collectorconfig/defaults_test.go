@@ -2,33 +2,12 @@ package collectorconfig
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/otelop/otelop/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
-
-// golden compares got with testdata/<name>, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", path, got, want)
-	}
-}
 
 func decodeJSON(t *testing.T, s string) map[string]any {
 	t.Helper()
@@ -134,7 +113,7 @@ func TestApplyDefaultsGoldenAndStable(t *testing.T) {
 	twice, err := EncodeJSON(ApplyDefaults(roundTrip(t, out), DefaultOptions{}))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(twice)).To(Equal(string(first)))
-	golden(t, "defaults/sample.json", append(first, '\n'))
+	golden.Check(t, "defaults/sample.json", append(first, '\n'))
 }
 
 func TestMetricsEndpoint(t *testing.T) {

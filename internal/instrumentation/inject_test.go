@@ -2,9 +2,6 @@ package instrumentation
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,9 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // deploymentOwners is the owner chain of a pod of Deployment "shop" in namespace "apps".
 var deploymentOwners = []Owner{
@@ -260,20 +256,7 @@ func TestInjectGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/instrumentation -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs; review and run go test ./internal/instrumentation -run TestInjectGolden -update\n%s", path, got)
-			}
+			golden.Check(t, tc.name+".golden", got)
 			// Idempotent: injecting the result again changes nothing.
 			in.Pod = res.Pod
 			again := Inject(in)

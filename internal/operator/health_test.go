@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 // TestReadinessWaitsForWebhookServer: until the webhook server accepts TLS connections the
@@ -28,12 +30,7 @@ import (
 func TestReadinessWaitsForWebhookServer(t *testing.T) {
 	dir := t.TempDir()
 	writeSelfSigned(t, dir)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
+	port := testenv.FreePort(t)
 
 	o := DefaultOptions()
 	o.WebhookHost, o.WebhookPort = "127.0.0.1", port

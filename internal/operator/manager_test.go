@@ -23,15 +23,6 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e })
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestManagerBinaryServesReadyz builds the real manager binary, runs it against a real API server,
 // waits for /readyz and /healthz, and checks that SIGTERM makes it exit cleanly.
 func TestManagerBinaryServesReadyz(t *testing.T) {
@@ -50,10 +41,10 @@ func TestManagerBinaryServesReadyz(t *testing.T) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	g.Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
 
-	probe := freeAddr(t)
-	_, webhookPort, _ := net.SplitHostPort(freeAddr(t))
+	probe := testenv.FreeAddr(t)
+	_, webhookPort, _ := net.SplitHostPort(testenv.FreeAddr(t))
 	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--health-probe-addr="+probe,
-		"--metrics-addr="+freeAddr(t), "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort,
+		"--metrics-addr="+testenv.FreeAddr(t), "--webhook-host=127.0.0.1", "--webhook-port="+webhookPort,
 		"--webhook-cert-namespace=default", "--webhook-cert-dir="+filepath.Join(dir, "certs"),
 		"--webhook-cert-extra-ips=127.0.0.1", "--metrics-secure=false")
 	logs := &lockedBuffer{}

@@ -2,16 +2,15 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/otelop/otelop/internal/golden"
+)
 
 func run(args []string, stdin string) (int, string, string) {
 	var out, errOut bytes.Buffer
@@ -32,20 +31,7 @@ func TestSamplesGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			path := filepath.Join("testdata", name+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out != string(want) {
-				t.Errorf("%s differs; review and run go test ./internal/render -update", path)
-			}
+			golden.Check(t, name+".golden.yaml", []byte(out))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/collector"
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	"github.com/otelop/otelop/internal/naming"
 )
 
@@ -58,7 +59,7 @@ func ContainerWithOwners(otelcol v1beta1.OpenTelemetryCollector, opts collector.
 	c := collector.Container(otelcol, opts, false)
 	c.Args = append(c.Args, "--config=env:"+ConfigEnv)
 	c.Env = append(c.Env, corev1.EnvVar{Name: ConfigEnv, Value: cfg})
-	if !hasEnv(c.Env, ResourceAttributesEnv) {
+	if !manifestutils.HasEnv(c.Env, ResourceAttributesEnv) {
 		c.Env = append(c.Env, resourceAttributesEnv(pod, otelcol.Namespace, owners)...)
 	}
 	if opts.NativeSidecars {
@@ -119,13 +120,4 @@ func resourceAttributesEnv(pod corev1.Pod, fallbackNamespace string, owners Owne
 		fieldRef(NodeNameEnv, "spec.nodeName"),
 		{Name: ResourceAttributesEnv, Value: strings.Join(parts, ",")},
 	}
-}
-
-func hasEnv(env []corev1.EnvVar, name string) bool {
-	for _, e := range env {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
 }

@@ -1,10 +1,6 @@
 package sidecar
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -13,10 +9,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/golden"
 	"github.com/otelop/otelop/internal/manifests/collector"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 const cr = `
 apiVersion: opentelemetry.io/v1beta1
@@ -83,20 +78,7 @@ func TestContainerGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs; review and run go test ./internal/sidecar -update\n%s", path, got)
-			}
+			golden.Check(t, name, got)
 		})
 	}
 }

@@ -34,19 +34,15 @@ func midConverge(ctx context.Context, t *testing.T, ns string, n int) {
 func TestAPIServerCrashMidConverge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ensureRunning(ctx, t)
-	const ns = "chaos-apiserver"
-	from := auditOffset(t)
-	users := createNamespace(ctx, t, ns)
-	n := collectorCount(t)
-	midConverge(ctx, t, ns, n)
+	sc := begin(ctx, t, "chaos-apiserver")
+	midConverge(ctx, t, sc.ns, sc.n)
 	if err := cluster.RestartAPIServer(ctx, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if op.p.Exited() {
 		t.Fatalf("the operator exited while the API server was down:\n%s", op.p.Tail(20))
 	}
-	checkAfter(ctx, t, ns, n, users, from)
+	sc.check(ctx, t)
 }
 
 // TestOperatorKilledMidReconcile SIGKILLs the operator while it converges the collectors and
@@ -54,12 +50,8 @@ func TestAPIServerCrashMidConverge(t *testing.T) {
 func TestOperatorKilledMidReconcile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ensureRunning(ctx, t)
-	const ns = "chaos-killed"
-	from := auditOffset(t)
-	users := createNamespace(ctx, t, ns)
-	n := collectorCount(t)
-	midConverge(ctx, t, ns, n)
+	sc := begin(ctx, t, "chaos-killed")
+	midConverge(ctx, t, sc.ns, sc.n)
 	restart := func() {
 		op.kill()
 		time.Sleep(time.Second)
@@ -71,12 +63,12 @@ func TestOperatorKilledMidReconcile(t *testing.T) {
 	// Once more when half are Ready: the rest are mid-rollout, their status writes in flight.
 	ready := 0
 	waitFor(ctx, t, "half of the collectors Ready", 3*time.Minute, func(ctx context.Context) bool {
-		ready, _ = readyCount(ctx, ns)
-		return ready >= n/2
+		ready, _ = readyCount(ctx, sc.ns)
+		return ready >= sc.n/2
 	})
-	t.Logf("second SIGKILL with %d of %d collectors Ready", ready, n)
+	t.Logf("second SIGKILL with %d of %d collectors Ready", ready, sc.n)
 	restart()
-	checkAfter(ctx, t, ns, n, users, from)
+	sc.check(ctx, t)
 }
 
 // TestOperatorDownWhileCreating stops the operator, then creates pods and collectors. The pod
@@ -87,23 +79,19 @@ func TestOperatorKilledMidReconcile(t *testing.T) {
 func TestOperatorDownWhileCreating(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ensureRunning(ctx, t)
-	const ns = "chaos-down"
-	from := auditOffset(t)
-	users := createNamespace(ctx, t, ns)
-	n := collectorCount(t)
+	sc := begin(ctx, t, "chaos-down")
 	op.stop()
 
 	for i := range 3 {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%03d-collector-pod", i), Namespace: ns,
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%03d-collector-pod", i), Namespace: sc.ns,
 			Annotations: map[string]string{"sidecar.opentelemetry.io/inject": "false"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}}}
 		if err := k8s.Create(ctx, pod); err != nil {
 			t.Fatalf("creating a pod with the operator down (the pod webhook must fail open): %v", err)
 		}
-		users = append(users, pod)
+		sc.users = append(sc.users, pod)
 	}
-	err := k8s.Create(ctx, newCollector(t, ns, collectorName(0)))
+	err := k8s.Create(ctx, newCollector(t, sc.ns, collectorName(0)))
 	if err == nil || !isWebhookDown(err) {
 		t.Fatalf("creating a collector with the operator down: got %v; want the webhook call to fail", err)
 	}
@@ -113,12 +101,12 @@ func TestOperatorDownWhileCreating(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		restarted <- op.start(ctx)
 	}()
-	createCollectors(ctx, t, ns, n, time.Now().Add(2*time.Minute))
+	createCollectors(ctx, t, sc.ns, sc.n, time.Now().Add(2*time.Minute))
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
 	cols := &v1beta1.OpenTelemetryCollectorList{}
-	if err := k8s.List(ctx, cols, client.InNamespace(ns)); err != nil {
+	if err := k8s.List(ctx, cols, client.InNamespace(sc.ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cols.Items {
@@ -126,7 +114,7 @@ func TestOperatorDownWhileCreating(t *testing.T) {
 			t.Errorf("collector %s was stored without the defaulting webhook", c.Name)
 		}
 	}
-	checkAfter(ctx, t, ns, n, users, from)
+	sc.check(ctx, t)
 }
 
 // TestSecondWriterFight has a second writer fight the operator for 8s each over two fields of
@@ -139,27 +127,23 @@ func TestOperatorDownWhileCreating(t *testing.T) {
 func TestSecondWriterFight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ensureRunning(ctx, t)
-	const ns = "chaos-fight"
-	from := auditOffset(t)
-	users := createNamespace(ctx, t, ns)
-	n := collectorCount(t)
-	createCollectors(ctx, t, ns, n, time.Now().Add(time.Minute))
+	sc := begin(ctx, t, "chaos-fight")
+	createCollectors(ctx, t, sc.ns, sc.n, time.Now().Add(time.Minute))
 	waitFor(ctx, t, "the collectors Ready", 3*time.Minute, func(ctx context.Context) bool {
-		ready, _ := readyCount(ctx, ns)
-		return ready == n
+		ready, _ := readyCount(ctx, sc.ns)
+		return ready == sc.n
 	})
 
-	fight(ctx, t, ns, collectorName(0), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: collectorName(0) + "-collector", Namespace: ns}},
+	fight(ctx, t, sc.ns, collectorName(0), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: collectorName(0) + "-collector", Namespace: sc.ns}},
 		`{"spec":{"replicas":3}}`, func(o client.Object) bool {
 			r := o.(*appsv1.Deployment).Spec.Replicas
 			return r != nil && *r == 1
 		})
-	fight(ctx, t, ns, collectorName(1), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: collectorName(1) + "-collector", Namespace: ns}},
+	fight(ctx, t, sc.ns, collectorName(1), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: collectorName(1) + "-collector", Namespace: sc.ns}},
 		`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"someone-else"}}}`, func(o client.Object) bool {
 			return o.GetLabels()[manifestutils.LabelManagedBy] == manifestutils.ManagedBy
 		})
-	checkAfter(ctx, t, ns, n, users, from)
+	sc.check(ctx, t)
 }
 
 // fight merge-patches target (an object of collector col) with patch every 200ms for 8s as a

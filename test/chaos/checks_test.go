@@ -2,20 +2,15 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -24,6 +19,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
+	"github.com/otelop/otelop/test/fixtures"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -34,28 +30,16 @@ const idleWindow = 12 * time.Second
 // overrides it). The issue asks for 100; 40 keeps the whole suite within a couple of minutes on
 // two shared cores, and the faults hit the same code paths.
 func collectorCount(t *testing.T) int {
-	if v := os.Getenv("OTELOP_CHAOS_COLLECTORS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 {
-			t.Fatalf("OTELOP_CHAOS_COLLECTORS=%q: want a number >= 2", v)
-		}
-		return n
-	}
-	return 40
+	return fixtures.Count(t, "OTELOP_CHAOS_COLLECTORS", 2, 40)
 }
 
 func collectorName(i int) string { return fmt.Sprintf("c-%03d", i) }
 
 // newCollector is a small deployment-mode collector.
 func newCollector(t *testing.T, ns, name string) *v1beta1.OpenTelemetryCollector {
-	var cfg v1beta1.Config
-	if err := json.Unmarshal([]byte(`{"receivers":{"otlp":{"protocols":{"grpc":{}}}},"exporters":{"debug":{}},`+
-		`"service":{"pipelines":{"traces":{"receivers":["otlp"],"exporters":["debug"]}}}}`), &cfg); err != nil {
-		t.Fatal(err)
-	}
 	return &v1beta1.OpenTelemetryCollector{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: cfg},
+		Spec:       v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: fixtures.CollectorConfig(t)},
 	}
 }
 
@@ -97,52 +81,24 @@ func createNamespace(ctx context.Context, t *testing.T, ns string) []client.Obje
 // the webhooks refuse because they are down is tried again every 250ms until deadline.
 func createCollectors(ctx context.Context, t *testing.T, ns string, n int, retryUntil time.Time) {
 	t.Helper()
-	work := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				for {
-					err := k8s.Create(ctx, newCollector(t, ns, collectorName(i)))
-					if err != nil && isWebhookDown(err) && time.Now().Before(retryUntil) {
-						time.Sleep(250 * time.Millisecond)
-						continue
-					}
-					if err != nil {
-						errs <- fmt.Errorf("%s: %w", collectorName(i), err)
-					}
-					break
-				}
+	fixtures.ForEach(t, n, 8, func(i int) error {
+		for {
+			err := k8s.Create(ctx, newCollector(t, ns, collectorName(i)))
+			if err != nil && isWebhookDown(err) && time.Now().Before(retryUntil) {
+				time.Sleep(250 * time.Millisecond)
+				continue
 			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if err != nil {
+				return fmt.Errorf("%s: %w", collectorName(i), err)
+			}
+			return nil
+		}
+	})
 }
 
 // readyCount is how many collectors of ns report Ready=True.
 func readyCount(ctx context.Context, ns string) (int, error) {
-	list := &v1beta1.OpenTelemetryCollectorList{}
-	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return 0, err
-	}
-	ready := 0
-	for i := range list.Items {
-		if meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, v1beta1.ConditionReady) {
-			ready++
-		}
-	}
-	return ready, nil
+	return fixtures.ReadyCollectors(ctx, k8s, ns)
 }
 
 // waitFor polls cond every 200ms until it is true or timeout passes.
@@ -164,6 +120,32 @@ func managedDeployments(ctx context.Context, ns string) int {
 		return 0
 	}
 	return len(list.Items)
+}
+
+// scenario is what every scenario starts from: the operator running, its namespace ns with the
+// user objects that must survive, the audit offset its checks start at and how many collectors
+// it converges.
+type scenario struct {
+	ns    string
+	n     int
+	users []client.Object
+	from  int64
+}
+
+// begin starts a scenario in namespace ns.
+func begin(ctx context.Context, t *testing.T, ns string) *scenario {
+	t.Helper()
+	ensureRunning(ctx, t)
+	sc := &scenario{ns: ns, from: auditOffset(t)}
+	sc.users = createNamespace(ctx, t, ns)
+	sc.n = collectorCount(t)
+	return sc
+}
+
+// check is checkAfter for the scenario.
+func (sc *scenario) check(ctx context.Context, t *testing.T) {
+	t.Helper()
+	checkAfter(ctx, t, sc.ns, sc.n, sc.users, sc.from)
 }
 
 // checkAfter is what every scenario ends with: all n collectors of ns converge, each has exactly

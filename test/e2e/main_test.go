@@ -17,6 +17,7 @@ import (
 
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -49,7 +50,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -93,13 +94,4 @@ func run(m *testing.M) int {
 	case <-time.After(15 * time.Second):
 	}
 	return code
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -6,12 +6,9 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/otelop/otelop/internal/controller/owned"
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/fixtures"
 	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -36,14 +34,7 @@ const namespace = "shard"
 // collectorCount is how many collectors the two shards split (OTELOP_SHARD_COLLECTORS overrides
 // the issue's 1,000 for quick local runs).
 func collectorCount(t *testing.T) int {
-	if v := os.Getenv("OTELOP_SHARD_COLLECTORS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 4 {
-			t.Fatalf("OTELOP_SHARD_COLLECTORS=%q: want a number >= 4", v)
-		}
-		return n
-	}
-	return 1000
+	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 1000)
 }
 
 func TestTwoShardsSplitTheCollectors(t *testing.T) {
@@ -167,40 +158,19 @@ func collectorName(s string, i int) string { return fmt.Sprintf("%s-%04d", s, i)
 // at a time.
 func createCollectors(ctx context.Context, t *testing.T, k8s client.Client, n int) {
 	t.Helper()
-	var cfg v1beta1.Config
-	if err := json.Unmarshal([]byte(`{"receivers":{"otlp":{"protocols":{"grpc":{}}}},"exporters":{"debug":{}},`+
-		`"service":{"pipelines":{"traces":{"receivers":["otlp"],"exporters":["debug"]}}}}`), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	work := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				s := "ab"[i%2 : i%2+1]
-				col := &v1beta1.OpenTelemetryCollector{
-					ObjectMeta: metav1.ObjectMeta{Name: collectorName(s, i/2), Namespace: namespace,
-						Labels: map[string]string{owned.ShardLabel: s}},
-					Spec: v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: *cfg.DeepCopy()},
-				}
-				if err := k8s.Create(ctx, col); err != nil {
-					errs <- fmt.Errorf("%s: %w", col.Name, err)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	cfg := fixtures.CollectorConfig(t)
+	fixtures.ForEach(t, n, 16, func(i int) error {
+		s := "ab"[i%2 : i%2+1]
+		col := &v1beta1.OpenTelemetryCollector{
+			ObjectMeta: metav1.ObjectMeta{Name: collectorName(s, i/2), Namespace: namespace,
+				Labels: map[string]string{owned.ShardLabel: s}},
+			Spec: v1beta1.OpenTelemetryCollectorSpec{Mode: v1beta1.ModeDeployment, Config: *cfg.DeepCopy()},
+		}
+		if err := k8s.Create(ctx, col); err != nil {
+			return fmt.Errorf("%s: %w", col.Name, err)
+		}
+		return nil
+	})
 }
 
 // waitReady waits until n collectors of the namespace report Ready=True.
@@ -208,18 +178,11 @@ func waitReady(ctx context.Context, t *testing.T, k8s client.Client, n int, time
 	t.Helper()
 	ready := 0
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		list := &v1beta1.OpenTelemetryCollectorList{}
-		if err := k8s.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		got, err := fixtures.ReadyCollectors(ctx, k8s, namespace)
+		if err != nil {
 			return false, nil
 		}
-		ready = 0
-		for i := range list.Items {
-			for _, cond := range list.Items[i].Status.Conditions {
-				if cond.Type == v1beta1.ConditionReady && cond.Status == metav1.ConditionTrue {
-					ready++
-				}
-			}
-		}
+		ready = got
 		return ready == n, nil
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -105,7 +106,7 @@ func TestTakeover(t *testing.T) {
 	if e.ourCfg, err = clientcmd.BuildConfigFromFlags("", ourKube); err != nil {
 		t.Fatal(err)
 	}
-	if e.hookPort, err = freePort(); err != nil {
+	if e.hookPort, err = proc.FreePort(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -511,13 +512,4 @@ func (e *env) checkTwins(upstreamSnap snapshot) {
 		}
 	}
 	t.Logf("== twins: %d collectors created through our webhooks render as upstream's (spec.config, ConfigMap name and text)", len(names))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -2,8 +2,6 @@ package opampbridge_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,19 +15,10 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	mbridge "github.com/otelop/otelop/internal/manifests/opampbridge"
-	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/internal/operator/managertest"
 )
 
-var nsCounter atomic.Int32
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := fmt.Sprintf("bridge-%d", nsCounter.Add(1))
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
+func newNamespace(t *testing.T) string { return managertest.NewNamespace(t, k8s, "bridge") }
 
 func newBridge(ns, name string) *v1alpha1.OpAMPBridge {
 	return &v1alpha1.OpAMPBridge{
@@ -48,15 +37,11 @@ func newBridge(ns, name string) *v1alpha1.OpAMPBridge {
 }
 
 func get[T client.Object](g Gomega, ns, name string, obj T) T {
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
-	return obj
+	return managertest.Get(g, k8s, ns, name, obj)
 }
 
 func isController(g Gomega, obj client.Object, owner *v1alpha1.OpAMPBridge) {
-	ref := metav1.GetControllerOf(obj)
-	g.Expect(ref).NotTo(BeNil(), obj.GetName())
-	g.Expect(ref.UID).To(Equal(owner.UID))
-	g.Expect(ref.Kind).To(Equal("OpAMPBridge"))
+	managertest.ExpectController(g, obj, owner, "OpAMPBridge")
 }
 
 // TestLifecycle creates a bridge, checks every object and status.version, changes the spec and
@@ -162,68 +147,41 @@ func TestCustomImageKeepsVersion(t *testing.T) {
 	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
-// reconcileCount reads controller-runtime's reconcile_total for the bridge controller.
-func reconcileCount(g Gomega) float64 {
-	n, err := testenv.ReconcileTotal("opampbridge")
-	g.Expect(err).NotTo(HaveOccurred())
-	return n
+// createConverged creates a bridge for each name in ns and waits until each has its version
+// and its Deployment.
+func createConverged(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	g := NewWithT(t)
+	for _, n := range names {
+		g.Expect(k8s.Create(context.Background(), newBridge(ns, n))).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		for _, n := range names {
+			g.Expect(get(g, ns, n, &v1alpha1.OpAMPBridge{}).Status.Version).NotTo(BeEmpty())
+			get(g, ns, n+"-opamp-bridge", &appsv1.Deployment{})
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
 // TestNoWritesWhenNothingChanged is the zero-write proof: once bridges have converged, resyncs
 // (every 2s) reach the reconciler and the operator sends no write request.
 func TestNoWritesWhenNothingChanged(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
 	ns := newNamespace(t)
 	names := []string{"quiet-a", "quiet-b"}
-	for _, n := range names {
-		g.Expect(k8s.Create(ctx, newBridge(ns, n))).To(Succeed())
-	}
-	g.Eventually(func(g Gomega) {
-		for _, n := range names {
-			g.Expect(get(g, ns, n, &v1alpha1.OpAMPBridge{}).Status.Version).NotTo(BeEmpty())
-			get(g, ns, n+"-opamp-bridge", &appsv1.Deployment{})
-		}
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	time.Sleep(2 * time.Second) // let the last watch events settle
-
-	_, byReqBefore := writes.Snapshot()
-	reconcilesBefore := reconcileCount(g)
-	time.Sleep(5*syncPeriod + time.Second)
+	createConverged(t, ns, names...)
 	// Only this test's namespace and cluster-scoped objects: another test's bridge may still see a
 	// late Event series update in its own namespace.
-	ours := writes.SinceIn(byReqBefore, ns)
-	reconciles := reconcileCount(g) - reconcilesBefore
-	t.Logf("%.0f reconciles during the idle window, write requests: %v", reconciles, ours)
-	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
-	g.Expect(ours).To(BeEmpty(), fmt.Sprintf("writes during idle resyncs: %v", ours))
+	managertest.ExpectQuiet(t, writes, managertest.Quiet{Controller: "opampbridge", Namespace: ns,
+		MinReconciles: 4 * float64(len(names)), What: "during the idle window"}, managertest.Idle(5*syncPeriod+time.Second))
 }
 
 // TestRestartWritesNothing is the restart proof: converged bridges, a new manager (empty caches,
 // an applier that remembers nothing) reconciles them again and sends no write request.
 func TestRestartWritesNothing(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
 	ns := newNamespace(t)
 	names := []string{"restart-a", "restart-b"}
-	for _, n := range names {
-		g.Expect(k8s.Create(ctx, newBridge(ns, n))).To(Succeed())
-	}
-	g.Eventually(func(g Gomega) {
-		for _, n := range names {
-			g.Expect(get(g, ns, n, &v1alpha1.OpAMPBridge{}).Status.Version).NotTo(BeEmpty())
-			get(g, ns, n+"-opamp-bridge", &appsv1.Deployment{})
-		}
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	time.Sleep(2 * time.Second) // let the last watch events settle
-
-	_, byReqBefore := writes.Snapshot()
-	reconcilesBefore := reconcileCount(g)
-	g.Expect(restart()).To(Succeed())
-	time.Sleep(2*syncPeriod + time.Second)
-	ours := writes.SinceIn(byReqBefore, ns)
-	reconciles := reconcileCount(g) - reconcilesBefore
-	t.Logf("%.0f reconciles after the restart, write requests: %v", reconciles, ours)
-	g.Expect(reconciles).To(BeNumerically(">=", 2*float64(len(names))), "the new manager must reconcile every bridge")
-	g.Expect(ours).To(BeEmpty(), "a restart with nothing changed must not write")
+	createConverged(t, ns, names...)
+	// The new manager must reconcile every bridge.
+	managertest.ExpectQuiet(t, writes, managertest.Quiet{Controller: "opampbridge", Namespace: ns,
+		MinReconciles: 2 * float64(len(names)), What: "after the restart"}, managertest.RestartThenWait(restart, 2*syncPeriod+time.Second))
 }

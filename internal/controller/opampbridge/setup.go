@@ -37,19 +37,11 @@ type Options struct {
 // the objects they own (metadata only, except Deployments), through the manager's label-filtered
 // cache.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	if opts.Applier == nil {
-		opts.Applier = apply.New(mgr.GetClient(), FieldOwner)
-	}
 	if opts.Version == "" && opts.Manifests.Image == mbridge.DefaultImage {
 		opts.Version = mbridge.DefaultVersion
 	}
 	r := &Reconciler{
-		Syncer: owned.Syncer{
-			Client:   mgr.GetClient(),
-			Applier:  opts.Applier,
-			Recorder: mgr.GetEventRecorder("opentelemetry-operator"),
-			Owner:    v1alpha1.GroupVersion.WithKind("OpAMPBridge"),
-		},
+		Syncer:    owned.NewSyncer(mgr, opts.Applier, FieldOwner, v1alpha1.GroupVersion.WithKind("OpAMPBridge")),
 		Manifests: opts.Manifests,
 		Version:   opts.Version,
 	}

@@ -8,7 +8,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/otelop/otelop/internal/apply"
 )
+
+// NewSyncer returns the Syncer of an owning controller of kind owner: the manager's client, its
+// Event recorder for the operator, and applier, or when nil a new applier writing as fieldOwner.
+func NewSyncer(mgr ctrl.Manager, applier *apply.Applier, fieldOwner string, owner schema.GroupVersionKind) Syncer {
+	if applier == nil {
+		applier = apply.New(mgr.GetClient(), fieldOwner)
+	}
+	return Syncer{
+		Client:   mgr.GetClient(),
+		Applier:  applier,
+		Recorder: mgr.GetEventRecorder("opentelemetry-operator"),
+		Owner:    owner,
+	}
+}
 
 // ControllerOptions are the settings an owning controller's SetupWithManager shares.
 type ControllerOptions struct {

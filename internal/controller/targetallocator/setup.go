@@ -45,19 +45,11 @@ type Options struct {
 // the objects they own (metadata only, except Deployments) through the manager's label-filtered
 // cache, and collectors, whose config and labels feed the target allocator's file.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	if opts.Applier == nil {
-		opts.Applier = apply.New(mgr.GetClient(), FieldOwner)
-	}
 	if opts.Version == "" && opts.Manifests.Image == mta.DefaultImage {
 		opts.Version = mta.DefaultVersion
 	}
 	r := &Reconciler{
-		Syncer: owned.Syncer{
-			Client:   mgr.GetClient(),
-			Applier:  opts.Applier,
-			Recorder: mgr.GetEventRecorder("opentelemetry-operator"),
-			Owner:    v1alpha1.GroupVersion.WithKind("TargetAllocator"),
-		},
+		Syncer:       owned.NewSyncer(mgr, opts.Applier, FieldOwner, v1alpha1.GroupVersion.WithKind("TargetAllocator")),
 		Manifests:    opts.Manifests,
 		Capabilities: opts.Capabilities,
 		Version:      opts.Version,

@@ -2,8 +2,6 @@ package targetallocator_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,19 +17,10 @@ import (
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
-	"github.com/otelop/otelop/internal/testenv"
+	"github.com/otelop/otelop/internal/operator/managertest"
 )
 
-var nsCounter atomic.Int32
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := fmt.Sprintf("ta-%d", nsCounter.Add(1))
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
+func newNamespace(t *testing.T) string { return managertest.NewNamespace(t, k8s, "ta") }
 
 func newTA(ns, name string) *v1alpha1.TargetAllocator {
 	return &v1alpha1.TargetAllocator{
@@ -66,15 +55,11 @@ func newCollector(ns, name string, job string) *v1beta1.OpenTelemetryCollector {
 }
 
 func get[T client.Object](g Gomega, ns, name string, obj T) T {
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
-	return obj
+	return managertest.Get(g, k8s, ns, name, obj)
 }
 
 func isController(g Gomega, obj client.Object, owner *v1alpha1.TargetAllocator) {
-	ref := metav1.GetControllerOf(obj)
-	g.Expect(ref).NotTo(BeNil(), obj.GetName())
-	g.Expect(ref.UID).To(Equal(owner.UID))
-	g.Expect(ref.Kind).To(Equal("TargetAllocator"))
+	managertest.ExpectController(g, obj, owner, "TargetAllocator")
 }
 
 func file(g Gomega, ns, name string) string {
@@ -250,74 +235,49 @@ func TestUnmanaged(t *testing.T) {
 	}).WithTimeout(4 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
-// TestNoWritesWhenNothingChanged is the zero-write proof: once target allocators (standalone and
-// collector-owned) have converged, resyncs (every 2s) reach the reconciler and the operator sends
-// no write request.
-func TestNoWritesWhenNothingChanged(t *testing.T) {
+// createConverged creates, for each name in ns, either a standalone target allocator (the
+// first) or one owned by a collector of that name (the others), and waits until each has its
+// version and its Deployment.
+func createConverged(t *testing.T, ns string, names ...string) {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
-	g.Expect(k8s.Create(ctx, newTA(ns, "quiet-a"))).To(Succeed())
-	col := newCollector(ns, "quiet-b", "pods")
-	g.Expect(k8s.Create(ctx, col)).To(Succeed())
-	owned := newTA(ns, "quiet-b")
-	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "opentelemetry.io/v1beta1", Kind: "OpenTelemetryCollector",
-		Name: col.Name, UID: col.UID, Controller: ptr.To(true)}}
-	g.Expect(k8s.Create(ctx, owned)).To(Succeed())
-	names := []string{"quiet-a", "quiet-b"}
+	for i, n := range names {
+		ta := newTA(ns, n)
+		if i > 0 {
+			col := newCollector(ns, n, "pods")
+			g.Expect(k8s.Create(ctx, col)).To(Succeed())
+			ta.OwnerReferences = []metav1.OwnerReference{{APIVersion: "opentelemetry.io/v1beta1", Kind: "OpenTelemetryCollector",
+				Name: col.Name, UID: col.UID, Controller: ptr.To(true)}}
+		}
+		g.Expect(k8s.Create(ctx, ta)).To(Succeed())
+	}
 	g.Eventually(func(g Gomega) {
 		for _, n := range names {
 			g.Expect(get(g, ns, n, &v1alpha1.TargetAllocator{}).Status.Version).NotTo(BeEmpty())
 			get(g, ns, n+"-targetallocator", &appsv1.Deployment{})
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	time.Sleep(2 * time.Second) // let the last watch events settle
+}
 
-	before, byReqBefore := writes.Snapshot()
-	reconcilesBefore, err := testenv.ReconcileTotal("targetallocator")
-	g.Expect(err).NotTo(HaveOccurred())
-	time.Sleep(5*syncPeriod + time.Second)
-	after, _ := writes.Snapshot()
-	reconcilesAfter, err := testenv.ReconcileTotal("targetallocator")
-	g.Expect(err).NotTo(HaveOccurred())
-	reconciles := reconcilesAfter - reconcilesBefore
-	t.Logf("%.0f reconciles during the idle window, %d write requests", reconciles, after-before)
-	g.Expect(reconciles).To(BeNumerically(">=", 4*float64(len(names))), "resyncs must reach the reconciler")
-	g.Expect(after-before).To(Equal(0), fmt.Sprintf("writes during idle resyncs: %v", writes.Since(byReqBefore)))
+// TestNoWritesWhenNothingChanged is the zero-write proof: once target allocators (standalone and
+// collector-owned) have converged, resyncs (every 2s) reach the reconciler and the operator sends
+// no write request, in any namespace.
+func TestNoWritesWhenNothingChanged(t *testing.T) {
+	ns := newNamespace(t)
+	names := []string{"quiet-a", "quiet-b"}
+	createConverged(t, ns, names...)
+	managertest.ExpectQuiet(t, writes, managertest.Quiet{Controller: "targetallocator",
+		MinReconciles: 4 * float64(len(names)), What: "during the idle window"}, managertest.Idle(5*syncPeriod+time.Second))
 }
 
 // TestRestartWritesNothing is the restart proof: converged target allocators (standalone and
 // collector-owned), a new manager (empty caches, an applier that remembers nothing) reconciles
-// them again and sends no write request.
+// them again (every one) and sends no write request.
 func TestRestartWritesNothing(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
 	ns := newNamespace(t)
-	g.Expect(k8s.Create(ctx, newTA(ns, "restart-a"))).To(Succeed())
-	col := newCollector(ns, "restart-b", "pods")
-	g.Expect(k8s.Create(ctx, col)).To(Succeed())
-	owned := newTA(ns, "restart-b")
-	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "opentelemetry.io/v1beta1", Kind: "OpenTelemetryCollector",
-		Name: col.Name, UID: col.UID, Controller: ptr.To(true)}}
-	g.Expect(k8s.Create(ctx, owned)).To(Succeed())
 	names := []string{"restart-a", "restart-b"}
-	g.Eventually(func(g Gomega) {
-		for _, n := range names {
-			g.Expect(get(g, ns, n, &v1alpha1.TargetAllocator{}).Status.Version).NotTo(BeEmpty())
-			get(g, ns, n+"-targetallocator", &appsv1.Deployment{})
-		}
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	time.Sleep(2 * time.Second) // let the last watch events settle
-
-	_, byReqBefore := writes.Snapshot()
-	reconcilesBefore, err := testenv.ReconcileTotal("targetallocator")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(restart()).To(Succeed())
-	time.Sleep(2*syncPeriod + time.Second)
-	ours := writes.SinceIn(byReqBefore, ns)
-	reconcilesAfter, err := testenv.ReconcileTotal("targetallocator")
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Logf("%.0f reconciles after the restart, write requests: %v", reconcilesAfter-reconcilesBefore, ours)
-	g.Expect(reconcilesAfter-reconcilesBefore).To(BeNumerically(">=", 2*float64(len(names))), "the new manager must reconcile every target allocator")
-	g.Expect(ours).To(BeEmpty(), "a restart with nothing changed must not write")
+	createConverged(t, ns, names...)
+	managertest.ExpectQuiet(t, writes, managertest.Quiet{Controller: "targetallocator", Namespace: ns,
+		MinReconciles: 2 * float64(len(names)), What: "after the restart"}, managertest.RestartThenWait(restart, 2*syncPeriod+time.Second))
 }

@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/otelop/otelop/internal/golden"
 )
 
 func goldenCases() []struct {
@@ -44,7 +46,7 @@ func TestBuildGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name+".golden.yaml", render(t, objs))
+			golden.Check(t, tc.name+".golden.yaml", render(t, objs))
 		})
 	}
 }

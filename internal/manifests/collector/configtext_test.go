@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/otelop/otelop/internal/golden"
 	"github.com/otelop/otelop/internal/naming"
 )
 
@@ -25,7 +26,7 @@ func TestConfigTextAsUpstream(t *testing.T) {
 			}
 			for _, o := range objs {
 				if cm, ok := o.(*corev1.ConfigMap); ok && cm.Data[naming.ConfigMapKey] != "" {
-					golden(t, "configtext-"+name+".collector.yaml", []byte(cm.Data[naming.ConfigMapKey]))
+					golden.Check(t, "configtext-"+name+".collector.yaml", []byte(cm.Data[naming.ConfigMapKey]))
 					return
 				}
 			}

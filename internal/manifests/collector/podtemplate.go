@@ -49,16 +49,10 @@ func (s *state) podTemplate() corev1.PodTemplateSpec {
 // dnsPolicy is spec.dnsPolicy, else None when nameservers are configured, else
 // ClusterFirstWithHostNet on the host network, else ClusterFirst.
 func dnsPolicy(hostNetwork bool, cfg corev1.PodDNSConfig, explicit *corev1.DNSPolicy) corev1.DNSPolicy {
-	switch {
-	case explicit != nil:
+	if explicit != nil {
 		return *explicit
-	case cfg.Nameservers != nil:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	default:
-		return corev1.DNSClusterFirst
 	}
+	return manifestutils.DNSPolicy(hostNetwork, cfg)
 }
 
 // desiredReplicas is spec.replicas, raised to autoscaler.minReplicas.

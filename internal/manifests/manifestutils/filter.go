@@ -19,6 +19,18 @@ type Filter struct {
 	patterns []*regexp.Regexp
 }
 
+// NewFilters compiles the operator's label and annotation filters (--labels-filter,
+// --annotations-filter); an error says which.
+func NewFilters(labels, annotations []string) (labelsFilter, annotationsFilter Filter, err error) {
+	if labelsFilter, err = NewFilter(labels); err != nil {
+		return Filter{}, Filter{}, fmt.Errorf("labels filter: %w", err)
+	}
+	if annotationsFilter, err = NewFilter(annotations); err != nil {
+		return Filter{}, Filter{}, fmt.Errorf("annotations filter: %w", err)
+	}
+	return labelsFilter, annotationsFilter, nil
+}
+
 // NewFilter compiles patterns; a pattern that is neither a regular expression nor a glob is an
 // error naming its index.
 func NewFilter(patterns []string) (Filter, error) {

@@ -40,3 +40,13 @@ func TestVersionLabel(t *testing.T) {
 		NewWithT(t).Expect(VersionLabel(image)).To(Equal(want), image)
 	}
 }
+
+func TestNewFilters(t *testing.T) {
+	g := NewWithT(t)
+	lf, af, err := NewFilters([]string{"*.label"}, []string{"*.annotation"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(lf.Drops("a.label")).To(BeTrue())
+	g.Expect(lf.Drops("a.annotation")).To(BeFalse())
+	g.Expect(af.Drops("a.annotation")).To(BeTrue())
+	g.Expect(af.Drops("a.label")).To(BeFalse())
+}

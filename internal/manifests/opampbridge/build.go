@@ -1,8 +1,6 @@
 package opampbridge
 
 import (
-	"fmt"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,13 +41,9 @@ type state struct {
 }
 
 func newState(bridge v1alpha1.OpAMPBridge, opts Options) (*state, error) {
-	lf, err := manifestutils.NewFilter(opts.LabelsFilter)
+	lf, af, err := manifestutils.NewFilters(opts.LabelsFilter, opts.AnnotationsFilter)
 	if err != nil {
-		return nil, fmt.Errorf("labels filter: %w", err)
-	}
-	af, err := manifestutils.NewFilter(opts.AnnotationsFilter)
-	if err != nil {
-		return nil, fmt.Errorf("annotations filter: %w", err)
+		return nil, err
 	}
 	return &state{bridge: bridge, opts: opts, labelsFilter: lf, annotationsFilter: af}, nil
 }

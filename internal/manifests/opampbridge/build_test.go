@@ -1,8 +1,6 @@
 package opampbridge
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +15,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/golden"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	bridgeconfig "github.com/otelop/otelop/internal/opampbridge/config"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 func load(t testing.TB, name string) v1alpha1.OpAMPBridge {
 	t.Helper()
@@ -36,24 +33,6 @@ func load(t testing.TB, name string) v1alpha1.OpAMPBridge {
 	return br
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/manifests/opampbridge/ -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the built objects; review and run go test ./internal/manifests/opampbridge/ -update\n--- got:\n%s", path, got)
-	}
-}
-
 func TestBuildGolden(t *testing.T) {
 	opts := DefaultOptions()
 	opts.ProxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy:3128"}}
@@ -64,7 +43,7 @@ func TestBuildGolden(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			out, err := manifestutils.Encode(objs, "yaml")
 			g.Expect(err).NotTo(HaveOccurred())
-			golden(t, name+".golden.yaml", out)
+			golden.Check(t, name+".golden.yaml", out)
 		})
 	}
 }

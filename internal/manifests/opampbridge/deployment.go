@@ -57,7 +57,7 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 					ServiceAccountName:        ServiceAccountName(s.bridge),
 					Containers:                []corev1.Container{s.container()},
 					Volumes:                   s.volumes(),
-					DNSPolicy:                 dnsPolicy(spec.HostNetwork, spec.PodDNSConfig),
+					DNSPolicy:                 manifestutils.DNSPolicy(spec.HostNetwork, spec.PodDNSConfig),
 					DNSConfig:                 &dnsConfig,
 					HostNetwork:               spec.HostNetwork,
 					Tolerations:               spec.Tolerations,
@@ -69,19 +69,6 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 				},
 			},
 		},
-	}
-}
-
-// dnsPolicy is None when nameservers are configured, ClusterFirstWithHostNet on the host network,
-// ClusterFirst otherwise.
-func dnsPolicy(hostNetwork bool, cfg corev1.PodDNSConfig) corev1.DNSPolicy {
-	switch {
-	case cfg.Nameservers != nil:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	default:
-		return corev1.DNSClusterFirst
 	}
 }
 
@@ -98,28 +85,7 @@ func (s *state) container() corev1.Container {
 		mounts = append(mounts, corev1.VolumeMount{Name: ProxyTokenVolume, MountPath: ProxyTokenMountPath, ReadOnly: true})
 	}
 	mounts = append(mounts, spec.VolumeMounts...)
-	env := make([]corev1.EnvVar, 0, len(spec.Env)+3+len(s.opts.ProxyEnv))
-	env = append(env, spec.Env...)
-	if !hasEnv(env, NamespaceEnv) {
-		env = append(env, corev1.EnvVar{Name: NamespaceEnv, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
-		}})
-	}
-	if s.opts.SetGolangFlags {
-		for _, v := range []struct{ name, resource string }{{"GOMEMLIMIT", "limits.memory"}, {"GOMAXPROCS", "limits.cpu"}} {
-			if hasEnv(env, v.name) {
-				continue
-			}
-			env = append(env, corev1.EnvVar{Name: v.name, ValueFrom: &corev1.EnvVarSource{
-				ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: v.resource, ContainerName: ContainerName},
-			}})
-		}
-	}
-	for _, v := range s.opts.ProxyEnv {
-		if !hasEnv(env, v.Name) {
-			env = append(env, v)
-		}
-	}
+	env := manifestutils.ComponentEnv(spec.Env, NamespaceEnv, s.opts.SetGolangFlags, ContainerName, s.opts.ProxyEnv)
 	probe := func(path string, initialDelay int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -151,15 +117,6 @@ func (s *state) container() corev1.Container {
 		LivenessProbe:   probe("/healthz", 15),
 		ReadinessProbe:  probe(readyPath, 5),
 	}
-}
-
-func hasEnv(env []corev1.EnvVar, name string) bool {
-	for _, e := range env {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // volumes mounts the ConfigMap's remoteconfiguration.yaml, the proxy's TLS and token Secrets

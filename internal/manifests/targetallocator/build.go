@@ -1,8 +1,6 @@
 package targetallocator
 
 import (
-	"fmt"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -78,13 +76,9 @@ type state struct {
 }
 
 func newState(ta v1alpha1.TargetAllocator, opts Options) (*state, error) {
-	lf, err := manifestutils.NewFilter(opts.LabelsFilter)
+	lf, af, err := manifestutils.NewFilters(opts.LabelsFilter, opts.AnnotationsFilter)
 	if err != nil {
-		return nil, fmt.Errorf("labels filter: %w", err)
-	}
-	af, err := manifestutils.NewFilter(opts.AnnotationsFilter)
-	if err != nil {
-		return nil, fmt.Errorf("annotations filter: %w", err)
+		return nil, err
 	}
 	return &state{ta: ta, opts: opts, labelsFilter: lf, annotationsFilter: af}, nil
 }

@@ -1,8 +1,6 @@
 package targetallocator
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +16,9 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/golden"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 func loadInto(t testing.TB, name string, into any) {
 	t.Helper()
@@ -48,24 +45,6 @@ func loadCollector(t testing.TB) *v1beta1.OpenTelemetryCollector {
 	return col
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/manifests/targetallocator/ -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the built objects; review and run go test ./internal/manifests/targetallocator/ -update\n--- got:\n%s", path, got)
-	}
-}
-
 func TestBuildGolden(t *testing.T) {
 	opts := DefaultOptions()
 	opts.ProxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy:3128"}}
@@ -84,7 +63,7 @@ func TestBuildGolden(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			out, err := manifestutils.Encode(objs, "yaml")
 			g.Expect(err).NotTo(HaveOccurred())
-			golden(t, tc.name+".golden.yaml", out)
+			golden.Check(t, tc.name+".golden.yaml", out)
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 )
 
 // deployment runs the target allocator. configHash goes into the pod template, so that a
@@ -69,16 +71,10 @@ func (s *state) podAnnotations(configHash string) map[string]string {
 // dnsPolicy is spec.dnsPolicy when set; otherwise None when nameservers are configured,
 // ClusterFirstWithHostNet on the host network and ClusterFirst else.
 func dnsPolicy(set *corev1.DNSPolicy, hostNetwork bool, cfg corev1.PodDNSConfig) corev1.DNSPolicy {
-	switch {
-	case set != nil && *set != "":
+	if set != nil && *set != "" {
 		return *set
-	case cfg.Nameservers != nil:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	default:
-		return corev1.DNSClusterFirst
 	}
+	return manifestutils.DNSPolicy(hostNetwork, cfg)
 }
 
 // containerPorts are http (8080) and then spec.ports, in upstream's order.
@@ -113,28 +109,7 @@ func (s *state) container() corev1.Container {
 	mounts := make([]corev1.VolumeMount, 0, len(spec.VolumeMounts)+1)
 	mounts = append(mounts, corev1.VolumeMount{Name: ConfigMapVolume, MountPath: ConfigMountPath})
 	mounts = append(mounts, spec.VolumeMounts...)
-	env := make([]corev1.EnvVar, 0, len(spec.Env)+3+len(s.opts.ProxyEnv))
-	env = append(env, spec.Env...)
-	if !hasEnv(env, NamespaceEnv) {
-		env = append(env, corev1.EnvVar{Name: NamespaceEnv, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
-		}})
-	}
-	if s.opts.SetGolangFlags {
-		for _, v := range []struct{ name, resource string }{{"GOMEMLIMIT", "limits.memory"}, {"GOMAXPROCS", "limits.cpu"}} {
-			if hasEnv(env, v.name) {
-				continue
-			}
-			env = append(env, corev1.EnvVar{Name: v.name, ValueFrom: &corev1.EnvVarSource{
-				ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: v.resource, ContainerName: ContainerName},
-			}})
-		}
-	}
-	for _, v := range s.opts.ProxyEnv {
-		if !hasEnv(env, v.Name) {
-			env = append(env, v)
-		}
-	}
+	env := manifestutils.ComponentEnv(spec.Env, NamespaceEnv, s.opts.SetGolangFlags, ContainerName, s.opts.ProxyEnv)
 	return corev1.Container{
 		Name:            ContainerName,
 		Image:           Image(s.ta, s.opts),
@@ -164,15 +139,6 @@ func probe(user *corev1.Probe, path string) *corev1.Probe {
 	}
 	p.HTTPGet = &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(HTTPPort)}
 	return p
-}
-
-func hasEnv(env []corev1.EnvVar, name string) bool {
-	for _, e := range env {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // volumes mounts the ConfigMap's targetallocator.yaml, then spec.volumes.

@@ -70,7 +70,7 @@ service:
   telemetry: {metrics: {level: none}}
   pipelines:
     traces: {receivers: [otlp], exporters: [debug]}
-`, b.proxyAddr, freePort(t)), 0o600)).To(Succeed())
+`, b.proxyAddr, testenv.FreePort(t)), 0o600)).To(Succeed())
 	cmd := exec.Command(bin, "--config", conf)
 	cmd.Env = append(os.Environ(), "HOSTNAME="+pod.Name)
 	out, err := os.Create(filepath.Join(t.TempDir(), "otelcol.log"))

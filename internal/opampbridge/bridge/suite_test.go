@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,16 +177,6 @@ func (r *running) stop(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Error("bridge did not stop")
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 var _ = logr.Discard

@@ -94,25 +94,19 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (*Client, error
 		}
 		return obj, nil
 	}
-	managed, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: nsMap,
-		DefaultTransform:  strip,
-		ByObject: map[client.Object]cache.ByObject{
-			&v1beta1.OpenTelemetryCollector{}: {Label: labels.NewSelector().Add(*managedSel)},
-			&corev1.Pod{}:                     {Label: podSel},
-		},
+	// Both caches watch the same namespaces and strip the same way; byObject says what each holds.
+	newCache := func(byObject map[client.Object]cache.ByObject) (cache.Cache, error) {
+		return cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: nsMap, DefaultTransform: strip, ByObject: byObject})
+	}
+	managed, err := newCache(map[client.Object]cache.ByObject{
+		&v1beta1.OpenTelemetryCollector{}: {Label: labels.NewSelector().Add(*managedSel)},
+		&corev1.Pod{}:                     {Label: podSel},
 	})
 	if err != nil {
 		return nil, err
 	}
-	report, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: nsMap,
-		DefaultTransform:  strip,
-		ByObject: map[client.Object]cache.ByObject{
-			&v1beta1.OpenTelemetryCollector{}: {Label: labels.SelectorFromSet(labels.Set{ReportingLabel: "true"})},
-		},
+	report, err := newCache(map[client.Object]cache.ByObject{
+		&v1beta1.OpenTelemetryCollector{}: {Label: labels.SelectorFromSet(labels.Set{ReportingLabel: "true"})},
 	})
 	if err != nil {
 		return nil, err

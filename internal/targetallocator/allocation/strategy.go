@@ -44,7 +44,7 @@ func rendezvousSlice(h uint64, cs []*collectorState) *collectorState {
 	var best *collectorState
 	var bestW uint64
 	for _, c := range cs {
-		w := mix(h ^ c.key)
+		w := target.Mix(h ^ c.key)
 		if best == nil || w > bestW {
 			best, bestW = c, w
 		}
@@ -53,15 +53,6 @@ func rendezvousSlice(h uint64, cs []*collectorState) *collectorState {
 }
 
 func nameKey(name string) uint64 { return xxhash.Sum64String(name) }
-
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
 
 // leastLoaded returns the collector with the fewest targets (ties by name), skipping skip.
 func (a *Allocator) leastLoaded(skip *collectorState) *collectorState {

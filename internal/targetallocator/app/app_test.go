@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,10 +26,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	if testenv.CheckAssets() != nil {
-		fmt.Fprintln(os.Stderr, "app: envtest assets missing; set KUBEBUILDER_ASSETS (make cluster-tools)")
-		os.Exit(1)
-	}
 	// The project's CRDs and the Prometheus Operator's (generated from its API types module).
 	crds := []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"), filepath.Join("..", "promcr", "testdata", "crds")}
 	testenv.Main(m, testenv.Options{CRDDirectoryPaths: crds}, func(e *testenv.Env) { env = e })
@@ -49,16 +43,6 @@ func kubeconfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // TestEndToEnd runs the whole allocator (as cmd/target-allocator does) on loopback against a
@@ -114,7 +98,7 @@ config:
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.ListenAddr = freeAddr(t)
+			cfg.ListenAddr = testenv.FreeAddr(t)
 			cfg.KubeConfigPath = kc
 			done := make(chan error, 1)
 			go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()

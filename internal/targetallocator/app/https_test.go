@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 type pki struct {
@@ -86,8 +87,8 @@ config:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ListenAddr = freeAddr(t)
-	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: freeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
+	cfg.ListenAddr = testenv.FreeAddr(t)
+	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
 		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

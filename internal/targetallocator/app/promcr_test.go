@@ -25,6 +25,7 @@ import (
 
 	"github.com/otelop/otelop/internal/targetallocator/config"
 	"github.com/otelop/otelop/internal/targetallocator/promcr"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 // TestPrometheusCR runs the whole allocator with prometheus_cr enabled against a real API server
@@ -119,14 +120,14 @@ config:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ListenAddr = freeAddr(t)
+	cfg.ListenAddr = testenv.FreeAddr(t)
 	cfg.KubeConfigPath = kubeconfig(t)
 	p := newPKI(t)
 	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
 	if err := os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: freeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
+	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
 		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelop/otelop/internal/targetallocator/allocation"
+	"github.com/otelop/otelop/internal/targetallocator/watchloop"
 )
 
 // Watcher watches collector pods and reports the set of usable collectors.
@@ -61,44 +62,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := inf.SetTransform(strip); err != nil {
 		return err
 	}
-	notify := make(chan struct{}, 1)
-	poke := func(any) {
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: poke, DeleteFunc: poke, UpdateFunc: func(_, n any) { poke(n) },
-	}); err != nil {
+	changes := watchloop.New()
+	if err := changes.Start(ctx, inf); err != nil {
 		return err
 	}
-	go inf.Run(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return nil
 	}
-	w.report(inf.GetStore())
 	// The grace period expires without any event: re-evaluate at least that often.
-	recheck := time.NewTicker(max(interval, w.GracePeriod/2+time.Second))
-	defer recheck.Stop()
-	limit := time.NewTicker(interval)
-	defer limit.Stop()
-	pending := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-notify:
-			pending = true
-		case <-recheck.C:
-			pending = true
-		case <-limit.C:
-			if pending {
-				pending = false
-				w.report(inf.GetStore())
-			}
-		}
-	}
+	recheck := watchloop.Every{Interval: max(interval, w.GracePeriod/2+time.Second), Check: watchloop.Always}
+	changes.Loop(ctx, interval, func() { w.report(inf.GetStore()) }, recheck)
+	return nil
 }
 
 func (w *Watcher) report(store cache.Store) {

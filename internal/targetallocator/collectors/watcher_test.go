@@ -2,8 +2,6 @@ package collectors
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -19,10 +17,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	if testenv.CheckAssets() != nil {
-		fmt.Fprintln(os.Stderr, "collectors: envtest assets missing; set KUBEBUILDER_ASSETS (make cluster-tools)")
-		os.Exit(1)
-	}
 	testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e })
 }
 

@@ -70,9 +70,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 		rules = append(rules, relabels(st.RelabelConfigs)...)
 	case s.Targets.Ingress != nil:
 		in := s.Targets.Ingress
-		sd := section{{Key: "role", Value: "ingress"}}
-		put(&sd, "namespaces", namespaces(in.NamespaceSelector, p.Namespace))
-		put(&sc, "kubernetes_sd_configs", []section{sd})
+		kubernetesSD(&sc, "ingress", in.NamespaceSelector, p.Namespace, nil)
 		sel, err := selectorRules(in.Selector, "__meta_kubernetes_ingress_label_", "__meta_kubernetes_ingress_labelpresent_")
 		if err != nil {
 			return nil, err
@@ -89,8 +87,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 		return nil, t.errf("targets", "one of staticConfig and ingress is required")
 	}
 	rules = append(rules, rule("target_label", "__address__", "replacement", s.ProberSpec.URL))
-	put(&sc, "relabel_configs", rules)
-	put(&sc, "metric_relabel_configs", relabels(s.MetricRelabelConfigs))
+	relabelling(&sc, rules, nil, s.MetricRelabelConfigs)
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
 	return sc, nil

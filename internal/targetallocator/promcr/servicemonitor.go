@@ -10,16 +10,8 @@ import (
 // ServiceMonitor returns one scrape configuration per endpoint of sm, named
 // serviceMonitor/<namespace>/<name>/<index> as upstream names them.
 func ServiceMonitor(sm *monv1.ServiceMonitor, store Store, opts Options) ([]section, error) {
-	out := make([]section, 0, len(sm.Spec.Endpoints))
-	for i := range sm.Spec.Endpoints {
-		t := &translator{ns: sm.Namespace, store: store, opts: opts, path: fmt.Sprintf("spec.endpoints[%d]", i)}
-		sc, err := t.serviceMonitorEndpoint(sm, i)
-		if err != nil {
-			return nil, fmt.Errorf("ServiceMonitor %s/%s: %w", sm.Namespace, sm.Name, err)
-		}
-		out = append(out, sc)
-	}
-	return out, nil
+	return perEndpoint("ServiceMonitor", &sm.ObjectMeta, "spec.endpoints", len(sm.Spec.Endpoints), store, opts,
+		func(t *translator, i int) (section, error) { return t.serviceMonitorEndpoint(sm, i) })
 }
 
 //nolint:staticcheck // bearerTokenFile and bearerTokenSecret are deprecated but still served; honoured as upstream does
@@ -30,25 +22,9 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 		role, meta = "endpointslice", "__meta_kubernetes_endpointslice_"
 	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("serviceMonitor/%s/%s/%d", sm.Namespace, sm.Name, i)}}
-	if ep.HonorLabels {
-		put(&sc, "honor_labels", true)
-	}
-	put(&sc, "honor_timestamps", ep.HonorTimestamps)
-	put(&sc, "track_timestamps_staleness", ep.TrackTimestampsStaleness)
-	sd := section{{Key: "role", Value: role}}
-	put(&sd, "namespaces", namespaces(sm.Spec.NamespaceSelector, sm.Namespace))
-	if am := sm.Spec.AttachMetadata; am != nil && am.Node != nil {
-		put(&sd, "attach_metadata", section{{Key: "node", Value: *am.Node}})
-	}
-	put(&sc, "kubernetes_sd_configs", []section{sd})
-	put(&sc, "scrape_interval", string(ep.Interval))
-	put(&sc, "scrape_timeout", string(ep.ScrapeTimeout))
-	put(&sc, "metrics_path", ep.Path)
-	put(&sc, "params", ep.Params)
-	if ep.Scheme != nil {
-		put(&sc, "scheme", ep.Scheme.String())
-	}
-	proxy(&sc, ep.ProxyConfig)
+	honor(&sc, ep.HonorLabels, ep.HonorTimestamps, ep.TrackTimestampsStaleness)
+	kubernetesSD(&sc, role, sm.Spec.NamespaceSelector, sm.Namespace, sm.Spec.AttachMetadata)
+	scrapeParams(&sc, ep.Interval, ep.ScrapeTimeout, ep.Path, ep.Params, ep.Scheme, ep.ProxyConfig)
 	if ep.BearerTokenFile != "" {
 		if t.opts.DenyFSAccess {
 			return nil, t.errf("bearerTokenFile", "refused: deny_fs_access_through_sms is set")
@@ -74,9 +50,7 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	if err != nil {
 		return nil, err
 	}
-	rules = append(rules, relabels(ep.RelabelConfigs)...)
-	put(&sc, "relabel_configs", rules)
-	put(&sc, "metric_relabel_configs", relabels(ep.MetricRelabelConfigs))
+	relabelling(&sc, rules, ep.RelabelConfigs, ep.MetricRelabelConfigs)
 	s := sm.Spec
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
@@ -88,12 +62,10 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 //
 //nolint:staticcheck // targetPort is deprecated but still served
 func serviceMonitorRules(sm *monv1.ServiceMonitor, ep monv1.Endpoint, meta string) ([]section, error) {
-	rules := []section{rule("source_labels", []string{"job"}, "target_label", "__tmp_prometheus_job_name")}
-	sel, err := selectorRules(sm.Spec.Selector, "__meta_kubernetes_service_label_", "__meta_kubernetes_service_labelpresent_")
+	rules, err := selectionRules(sm.Spec.Selector, "__meta_kubernetes_service_")
 	if err != nil {
 		return nil, err
 	}
-	rules = append(rules, sel...)
 	switch {
 	case ep.Port != "":
 		rules = append(rules, rule("source_labels", []string{meta + "port_name"}, "regex", ep.Port, "action", "keep"))
@@ -102,9 +74,7 @@ func serviceMonitorRules(sm *monv1.ServiceMonitor, ep monv1.Endpoint, meta strin
 	case ep.TargetPort != nil:
 		rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_pod_container_port_name"}, "regex", ep.TargetPort.String(), "action", "keep"))
 	}
-	if ep.FilterRunning == nil || *ep.FilterRunning {
-		rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_pod_phase"}, "regex", "(Failed|Succeeded)", "action", "drop"))
-	}
+	rules = runningOnly(rules, ep.FilterRunning)
 	kind, name := meta+"address_target_kind", meta+"address_target_name"
 	rules = append(rules,
 		rule("source_labels", []string{kind, name}, "separator", ";", "regex", "Node;(.*)", "replacement", "${1}", "target_label", "node"),
@@ -114,12 +84,8 @@ func serviceMonitorRules(sm *monv1.ServiceMonitor, ep monv1.Endpoint, meta strin
 		rule("source_labels", []string{"__meta_kubernetes_pod_name"}, "target_label", "pod"),
 		rule("source_labels", []string{"__meta_kubernetes_pod_container_name"}, "target_label", "container"),
 	)
-	for _, l := range sm.Spec.TargetLabels {
-		rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_service_label_" + sanitize(l)}, "target_label", sanitize(l), "regex", "(.+)", "replacement", "${1}"))
-	}
-	for _, l := range sm.Spec.PodTargetLabels {
-		rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_pod_label_" + sanitize(l)}, "target_label", sanitize(l), "regex", "(.+)", "replacement", "${1}"))
-	}
+	rules = targetLabels(rules, "__meta_kubernetes_service_label_", sm.Spec.TargetLabels)
+	rules = targetLabels(rules, "__meta_kubernetes_pod_label_", sm.Spec.PodTargetLabels)
 	rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_service_name"}, "target_label", "job", "replacement", "${1}"))
 	if sm.Spec.JobLabel != "" {
 		rules = append(rules, rule("source_labels", []string{"__meta_kubernetes_service_label_" + sanitize(sm.Spec.JobLabel)}, "target_label", "job", "regex", "(.+)", "replacement", "${1}"))

@@ -1,11 +1,7 @@
 package promcr
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/otelop/otelop/internal/golden"
+)
 
 // mapStore serves secrets and config maps from "namespace/name/key".
 type mapStore map[string]string
@@ -125,7 +121,7 @@ func TestTranslateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "translate.golden.yaml", got)
+	golden.Check(t, "translate.golden.yaml", got)
 
 	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
 	if len(errs) > 0 {
@@ -182,22 +178,5 @@ func TestTranslateErrors(t *testing.T) {
 	}
 	if len(scs) != 2 { // the PodMonitor and the Probe
 		t.Errorf("kept %d scrape configs, want 2", len(scs))
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/targetallocator/promcr/ -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; review and run go test ./internal/targetallocator/promcr/ -update\n--- got:\n%s", path, got)
 	}
 }

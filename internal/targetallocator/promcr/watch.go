@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelop/otelop/internal/targetallocator/config"
+	"github.com/otelop/otelop/internal/targetallocator/watchloop"
 )
 
 // Watcher discovers the selected resources in the cluster and reports their scrape
@@ -71,15 +72,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	kinds := w.kinds()
-	notify := make(chan struct{}, 1)
-	poke := func(any) {
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
-	}
-	handler := cache.ResourceEventHandlerFuncs{AddFunc: poke, DeleteFunc: poke, UpdateFunc: func(_, n any) { poke(n) }}
-	active, missing, needNamespaces, err := w.startKinds(ctx, kinds, handler, log)
+	changes := watchloop.New()
+	active, missing, needNamespaces, err := w.startKinds(ctx, kinds, changes, log)
 	if err != nil {
 		return err
 	}
@@ -90,18 +84,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 	var nsInf cache.SharedIndexInformer
 	if needNamespaces {
 		nsInf = newNamespaceInformer(w.Client)
-		if _, err := nsInf.AddEventHandler(handler); err != nil {
+		if err := changes.Start(ctx, nsInf); err != nil {
 			return err
 		}
 		synced = append(synced, nsInf.HasSynced)
-		go nsInf.Run(ctx.Done())
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil
 	}
 	log.Info("prometheus_cr discovery started", "kinds", len(active), "namespaceLabels", needNamespaces)
 
-	interval, resync := cmp.Or(w.MinInterval, 5*time.Second), cmp.Or(w.Resync, time.Minute)
 	loader := &Loader{}
 	first := true
 	report := func() {
@@ -111,36 +103,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.OnChange(scs)
 		}
 	}
-	report()
-	limit := time.NewTicker(interval)
-	defer limit.Stop()
-	again := time.NewTicker(resync)
-	defer again.Stop()
-	crdCheck := time.NewTicker(crdCheckInterval)
-	defer crdCheck.Stop()
-	pending := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-notify:
-			pending = true
-		case <-again.C:
-			pending = true
-		case <-crdCheck.C:
-			var started []*kind
-			started, missing = w.startMissing(ctx, missing, handler, log)
-			if len(started) > 0 {
-				active = append(active, started...)
-				pending = true
-			}
-		case <-limit.C:
-			if pending {
-				pending = false
-				report()
-			}
-		}
-	}
+	resync := watchloop.Every{Interval: cmp.Or(w.Resync, time.Minute), Check: watchloop.Always}
+	crdCheck := watchloop.Every{Interval: crdCheckInterval, Check: func() bool {
+		var started []*kind
+		started, missing = w.startMissing(ctx, missing, changes, log)
+		active = append(active, started...)
+		return len(started) > 0
+	}}
+	changes.Loop(ctx, cmp.Or(w.MinInterval, 5*time.Second), report, resync, crdCheck)
+	return nil
 }
 
 func (w *Watcher) kinds() []*kind {
@@ -154,9 +125,9 @@ func (w *Watcher) kinds() []*kind {
 
 // startMissing starts the kinds of missing whose CRD is installed now and waits for their
 // caches; still are the others.
-func (w *Watcher) startMissing(ctx context.Context, missing []*kind, handler cache.ResourceEventHandler, log *slog.Logger) (started, still []*kind) {
+func (w *Watcher) startMissing(ctx context.Context, missing []*kind, changes *watchloop.Changes, log *slog.Logger) (started, still []*kind) {
 	for _, k := range missing {
-		ok, err := w.start(ctx, k, handler)
+		ok, err := w.start(ctx, k, changes)
 		if err != nil || !ok || !cache.WaitForCacheSync(ctx.Done(), k.inf.HasSynced) {
 			still = append(still, k)
 			continue
@@ -169,7 +140,7 @@ func (w *Watcher) startMissing(ctx context.Context, missing []*kind, handler cac
 
 // startKinds starts an informer for each kind with a selector whose CRD is installed; missing
 // are the kinds whose CRD is not (yet) installed.
-func (w *Watcher) startKinds(ctx context.Context, kinds []*kind, handler cache.ResourceEventHandler, log *slog.Logger) (active, missing []*kind, needNamespaces bool, err error) {
+func (w *Watcher) startKinds(ctx context.Context, kinds []*kind, changes *watchloop.Changes, log *slog.Logger) (active, missing []*kind, needNamespaces bool, err error) {
 	for _, k := range kinds {
 		if k.sel == nil { // a null selector selects none: nothing to watch
 			continue
@@ -183,7 +154,7 @@ func (w *Watcher) startKinds(ctx context.Context, kinds []*kind, handler cache.R
 			}
 			needNamespaces = needNamespaces || !k.nsSelector.Empty()
 		}
-		started, err := w.start(ctx, k, handler)
+		started, err := w.start(ctx, k, changes)
 		switch {
 		case err != nil:
 			return nil, nil, false, err
@@ -201,7 +172,7 @@ func (w *Watcher) startKinds(ctx context.Context, kinds []*kind, handler cache.R
 var crdCheckInterval = 15 * time.Second
 
 // start begins watching k; false (and no error) when its CRD is not installed.
-func (w *Watcher) start(ctx context.Context, k *kind, handler cache.ResourceEventHandler) (bool, error) {
+func (w *Watcher) start(ctx context.Context, k *kind, changes *watchloop.Changes) (bool, error) {
 	_, err := w.Dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	if apierrors.IsNotFound(err) {
 		return false, nil
@@ -210,10 +181,9 @@ func (w *Watcher) start(ctx context.Context, k *kind, handler cache.ResourceEven
 		return false, fmt.Errorf("prometheus_cr is enabled but %s cannot be listed (may the service account list them?): %w", k.gvr.GroupResource(), err)
 	}
 	k.inf = newInformer(w.Dynamic, k, w.namespaceScope(k))
-	if _, err := k.inf.AddEventHandler(handler); err != nil {
+	if err := changes.Start(ctx, k.inf); err != nil {
 		return false, err
 	}
-	go k.inf.Run(ctx.Done())
 	return true, nil
 }
 

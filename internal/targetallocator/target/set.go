@@ -121,13 +121,14 @@ func (s *Set) targetID(jobHash uint64, gs *groupSummary, group, t model.LabelSet
 			}
 		}
 	}
-	return mix(sum ^ jobHash)
+	return Mix(sum ^ jobHash)
 }
 
-func pairHash(hn, hv uint64) uint64 { return mix(hn ^ mix(hv+0x9e3779b97f4a7c15)) }
+func pairHash(hn, hv uint64) uint64 { return Mix(hn ^ Mix(hv+0x9e3779b97f4a7c15)) }
 
-// mix is the splitmix64 finaliser, a bijection with good avalanche.
-func mix(x uint64) uint64 {
+// Mix is the splitmix64 finaliser, a bijection with good avalanche; allocation mixes its
+// rendezvous weights with it too.
+func Mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27

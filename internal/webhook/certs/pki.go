@@ -83,14 +83,9 @@ func parseMaterial(d map[string][]byte) (*material, error) {
 	if m.caKey, err = parseKey(m.caKeyPEM); err != nil {
 		return nil, fmt.Errorf("%s: %w", keyCAKey, err)
 	}
-	certs, err := parseCerts(m.certPEM)
-	if err != nil || len(certs) == 0 {
-		return nil, fmt.Errorf("%s: no certificate", keyCert)
-	}
-	m.cert = certs[0]
-	key, err := parseKey(m.keyPEM)
+	key, err := m.parseServing()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyKey, err)
+		return nil, err
 	}
 	if !publicKeysEqual(key.Public(), m.cert.PublicKey) || !publicKeysEqual(m.caKey.Public(), m.ca.PublicKey) {
 		return nil, fmt.Errorf("a key does not match its certificate")
@@ -103,14 +98,9 @@ func parseMaterial(d map[string][]byte) (*material, error) {
 // can be served and its bundle injected; it cannot be renewed.
 func parsePair(d map[string][]byte, now time.Time) (*material, error) {
 	m := &material{certPEM: d[keyCert], keyPEM: d[keyKey], bundlePEM: d[keyCA]}
-	certs, err := parseCerts(m.certPEM)
-	if err != nil || len(certs) == 0 {
-		return nil, fmt.Errorf("%s: no certificate", keyCert)
-	}
-	m.cert = certs[0]
-	key, err := parseKey(m.keyPEM)
+	key, err := m.parseServing()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyKey, err)
+		return nil, err
 	}
 	if !publicKeysEqual(key.Public(), m.cert.PublicKey) {
 		return nil, fmt.Errorf("%s does not match %s", keyKey, keyCert)
@@ -130,6 +120,21 @@ func parsePair(d map[string][]byte, now time.Time) (*material, error) {
 		return nil, fmt.Errorf("%s expired at %s", keyCert, m.cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return m, nil
+}
+
+// parseServing parses the serving certificate into m.cert and returns its key; an error names
+// the Secret key at fault.
+func (m *material) parseServing() (crypto.Signer, error) {
+	certs, err := parseCerts(m.certPEM)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("%s: no certificate", keyCert)
+	}
+	m.cert = certs[0]
+	key, err := parseKey(m.keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyKey, err)
+	}
+	return key, nil
 }
 
 func publicKeysEqual(a, b crypto.PublicKey) bool {
@@ -329,12 +334,21 @@ func serial() (*big.Int, error) {
 	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 }
 
-func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+// newKeyAndSerial is what every new certificate starts with: a key (and its PEM) and a serial.
+func newKeyAndSerial() (*ecdsa.PrivateKey, []byte, *big.Int, error) {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	sn, err := serial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return key, keyPEM, sn, nil
+}
+
+func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -357,11 +371,7 @@ func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Sig
 }
 
 func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*x509.Certificate, []byte, []byte, error) {
-	key, keyPEM, err := newKey()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sn, err := serial()
+	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -296,62 +296,61 @@ func (r *Rotator) currentBundles(ctx context.Context) ([][]byte, error) {
 // eachBundle reads each configured object that exists and calls f with it and pointers to its CA
 // bundle fields (webhooks' clientConfig.caBundle, a CRD's conversion webhook caBundle).
 func (r *Rotator) eachBundle(ctx context.Context, f func(client.Object, []*[]byte) error) error {
-	get := func(name string, obj client.Object) (bool, error) {
+	// visit reads the object called name into obj and calls f with the bundles it has, if any.
+	visit := func(name string, obj client.Object, bundles func() []*[]byte) error {
 		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return false, nil
+				return nil
 			}
-			return false, fmt.Errorf("reading %T %s: %w", obj, name, err)
+			return fmt.Errorf("reading %T %s: %w", obj, name, err)
 		}
-		return true, nil
+		if bs := bundles(); len(bs) > 0 {
+			return f(obj, bs)
+		}
+		return nil
 	}
 	for _, name := range r.opts.MutatingWebhookConfigurations {
 		obj := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		ok, err := get(name, obj)
-		if err != nil {
+		if err := visit(name, obj, func() []*[]byte { return webhookBundles(obj.Webhooks, mutatingClient) }); err != nil {
 			return err
-		}
-		if ok {
-			var bs []*[]byte
-			for i := range obj.Webhooks {
-				bs = append(bs, &obj.Webhooks[i].ClientConfig.CABundle)
-			}
-			if err := f(obj, bs); err != nil {
-				return err
-			}
 		}
 	}
 	for _, name := range r.opts.ValidatingWebhookConfigurations {
 		obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		ok, err := get(name, obj)
-		if err != nil {
+		if err := visit(name, obj, func() []*[]byte { return webhookBundles(obj.Webhooks, validatingClient) }); err != nil {
 			return err
-		}
-		if ok {
-			var bs []*[]byte
-			for i := range obj.Webhooks {
-				bs = append(bs, &obj.Webhooks[i].ClientConfig.CABundle)
-			}
-			if err := f(obj, bs); err != nil {
-				return err
-			}
 		}
 	}
 	for _, name := range r.opts.CRDs {
 		obj := &apiextensionsv1.CustomResourceDefinition{}
-		ok, err := get(name, obj)
-		if err != nil {
-			return err
-		}
-		c := obj.Spec.Conversion
-		if !ok || c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
-			continue
-		}
-		if err := f(obj, []*[]byte{&c.Webhook.ClientConfig.CABundle}); err != nil {
+		if err := visit(name, obj, func() []*[]byte {
+			c := obj.Spec.Conversion
+			if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
+				return nil
+			}
+			return []*[]byte{&c.Webhook.ClientConfig.CABundle}
+		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// webhookBundles points at the clientConfig.caBundle of each of webhooks.
+func webhookBundles[W any](webhooks []W, clientConfig func(*W) *admissionregistrationv1.WebhookClientConfig) []*[]byte {
+	bs := make([]*[]byte, 0, len(webhooks))
+	for i := range webhooks {
+		bs = append(bs, &clientConfig(&webhooks[i]).CABundle)
+	}
+	return bs
+}
+
+func mutatingClient(w *admissionregistrationv1.MutatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+	return &w.ClientConfig
+}
+
+func validatingClient(w *admissionregistrationv1.ValidatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+	return &w.ClientConfig
 }
 
 // bundleHas reports whether the PEM bundle contains ca.

@@ -98,7 +98,7 @@ func TestSelfManagedCertificate(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	enableConversionWebhook(t)
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	opts := fixture(t, port)
 
 	r, err := NewRotator(uncached(t), opts)
@@ -138,7 +138,7 @@ func TestRotation(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	opts := fixture(t, port)
 	opts.CRDs = nil
 	opts.Validity, opts.CAValidity = 3*time.Second, 3*time.Second
@@ -209,16 +209,6 @@ func readFile(t *testing.T, dir, name string) []byte {
 	return b
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // serve runs controller-runtime's webhook server from certDir on 127.0.0.1:port with a handler
 // that denies every request, until the test ends.
 func serve(t *testing.T, certDir string, port int) {
@@ -248,7 +238,7 @@ func TestSetupProvisionsBeforeStart(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := fixture(t, freePort(t))
+	opts := fixture(t, testenv.FreePort(t))
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(Setup(ctx, mgr, opts)).To(Succeed())

@@ -19,6 +19,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 // deny asks the API server to create a ConfigMap the test webhook denies: nil when the webhook
@@ -71,7 +73,7 @@ func TestRotationServesOnlyTrustedCertificates(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	opts := trustFixture(t, port)
 	opts.Validity, opts.CAValidity = 12*time.Second, 12*time.Second
 	opts.TrustDelay, opts.SyncInterval = 2*time.Second, 200*time.Millisecond
@@ -173,7 +175,7 @@ func TestRotationServesOnlyTrustedCertificates(t *testing.T) {
 func TestRecreatedSecretKeepsTrustingServedCertificates(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	opts := trustFixture(t, port)
 	opts.TrustDelay = time.Hour
 	a, err := NewRotator(uncached(t), opts)
@@ -216,7 +218,7 @@ func TestRecreatedSecretKeepsTrustingServedCertificates(t *testing.T) {
 func TestSecretNotCreatedByTheOperator(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	opts := trustFixture(t, freePort(t))
+	opts := trustFixture(t, testenv.FreePort(t))
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: opts.Namespace, Name: DefaultSecretName},
 		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("hunter2")}}
 	g.Expect(env.Client.Create(ctx, foreign)).To(Succeed())

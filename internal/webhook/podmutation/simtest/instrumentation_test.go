@@ -2,7 +2,6 @@ package simtest_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,17 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1alpha1"
-	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/instrumentation"
-	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/naming"
-	"github.com/otelop/otelop/internal/operator"
-	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
-	"github.com/otelop/otelop/test/simcluster"
 )
 
 // TestDeploymentPodsGetJavaPythonAndSidecar: a Deployment annotated for a collector sidecar and
@@ -36,32 +29,8 @@ func TestDeploymentPodsGetJavaPythonAndSidecar(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() {
-		if t.Failed() {
-			t.Log(c.LogTails(15))
-			t.Logf("component logs kept in %s", c.Keep())
-		}
-		_ = c.Stop()
-	}()
-	root := testenv.RepoRoot()
-	_, err = simcluster.InstallCRDs(ctx, c.Config, filepath.Join(root, "config", "crd", "bases"), "simtest")
-	g.Expect(err).NotTo(HaveOccurred())
-	port := freePort(t)
-	g.Expect(simcluster.InstallWebhooks(ctx, c.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"), port, nil)).To(Succeed())
-
-	manifests := collector.DefaultOptions()
-	manifests.NativeSidecars = true
-	mgrCtx, stop := context.WithCancel(ctx)
-	done := startManager(t, mgrCtx, c, port, manifests)
-	defer func() { stop(); <-done }()
-
-	k8s, err := client.New(c.Config, client.Options{Scheme: operator.NewScheme()})
-	g.Expect(err).NotTo(HaveOccurred())
-	otelcol := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}
-	g.Expect(yaml.UnmarshalStrict([]byte(agent), &otelcol.Spec)).To(Succeed())
-	g.Eventually(func() error { return k8s.Create(ctx, otelcol.DeepCopy()) }, time.Minute, 200*time.Millisecond).Should(Succeed())
+	k8s, cleanup := startWithAgent(ctx, t)
+	defer cleanup()
 	inst := &v1alpha1.Instrumentation{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "otel"},
 		Spec: v1alpha1.InstrumentationSpec{

@@ -61,33 +61,8 @@ func TestDeploymentPodsGetTheSidecar(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() {
-		if t.Failed() {
-			t.Log(c.LogTails(15))
-			t.Logf("component logs kept in %s", c.Keep())
-		}
-		_ = c.Stop()
-	}()
-	root := testenv.RepoRoot()
-	_, err = simcluster.InstallCRDs(ctx, c.Config, filepath.Join(root, "config", "crd", "bases"), "simtest")
-	g.Expect(err).NotTo(HaveOccurred())
-	port := freePort(t)
-	g.Expect(simcluster.InstallWebhooks(ctx, c.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"), port, nil)).To(Succeed())
-
-	manifests := collector.DefaultOptions()
-	manifests.NativeSidecars = true
-	mgrCtx, stop := context.WithCancel(ctx)
-	done := startManager(t, mgrCtx, c, port, manifests)
-	defer func() { stop(); <-done }()
-
-	k8s, err := client.New(c.Config, client.Options{Scheme: operator.NewScheme()})
-	g.Expect(err).NotTo(HaveOccurred())
-	otelcol := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}
-	g.Expect(yaml.UnmarshalStrict([]byte(agent), &otelcol.Spec)).To(Succeed())
-	// The first write waits for the CA bundle the certificate manager injects.
-	g.Eventually(func() error { return k8s.Create(ctx, otelcol.DeepCopy()) }, time.Minute, 200*time.Millisecond).Should(Succeed())
+	k8s, cleanup := startWithAgent(ctx, t)
+	defer cleanup()
 
 	labels := map[string]string{"app": "web"}
 	dep := &appsv1.Deployment{
@@ -126,14 +101,58 @@ func TestDeploymentPodsGetTheSidecar(t *testing.T) {
 	}, 2*time.Minute, 250*time.Millisecond).Should(Succeed(), "pods with a native sidecar become available")
 }
 
-func freePort(t *testing.T) int {
+// startWithAgent starts the simulated cluster with the CRDs and webhooks as shipped and a
+// manager serving the collector, Instrumentation and pod webhooks (native sidecars), and creates
+// the sidecar collector "agent" in default once the webhooks answer. It returns an admin client
+// and the cleanup to defer: the manager stops, then the cluster (its logs shown if t failed).
+func startWithAgent(ctx context.Context, t *testing.T) (client.Client, func()) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	g := NewWithT(t)
+	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1})
+	g.Expect(err).NotTo(HaveOccurred())
+	stopCluster := func() {
+		if t.Failed() {
+			t.Log(c.LogTails(15))
+			t.Logf("component logs kept in %s", c.Keep())
+		}
+		_ = c.Stop()
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	ok := false
+	defer func() {
+		if !ok {
+			stopCluster()
+		}
+	}()
+	root := testenv.RepoRoot()
+	_, err = simcluster.InstallCRDs(ctx, c.Config, filepath.Join(root, "config", "crd", "bases"), "simtest")
+	g.Expect(err).NotTo(HaveOccurred())
+	port := testenv.FreePort(t)
+	g.Expect(simcluster.InstallWebhooks(ctx, c.Config, filepath.Join(root, "config", "webhook", "manifests.yaml"), port, nil)).To(Succeed())
+
+	manifests := collector.DefaultOptions()
+	manifests.NativeSidecars = true
+	mgrCtx, stop := context.WithCancel(ctx)
+	done := startManager(t, mgrCtx, c, port, manifests)
+	cleanup := func() {
+		stop()
+		<-done
+		stopCluster()
+	}
+	defer func() {
+		if !ok {
+			stop()
+			<-done
+		}
+	}()
+
+	k8s, err := client.New(c.Config, client.Options{Scheme: operator.NewScheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	otelcol := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}
+	g.Expect(yaml.UnmarshalStrict([]byte(agent), &otelcol.Spec)).To(Succeed())
+	// The first write waits for the CA bundle the certificate manager injects.
+	g.Eventually(func() error { return k8s.Create(ctx, otelcol.DeepCopy()) }, time.Minute, 200*time.Millisecond).Should(Succeed())
+	ok = true
+	return k8s, cleanup
 }
 
 func resourceAttributes(c corev1.Container) string {
