@@ -64,6 +64,8 @@ type Reconciler struct {
 	// nil means statuswrite.DefaultWindow.
 	StatusWrites  *statuswrite.Coalescer
 	coalescerOnce sync.Once
+	// pods throttles the reads of collectors' pods (see podReadInterval).
+	pods podChecks
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -75,6 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Owned objects go with their owner (garbage collection); forget what we applied.
 			r.Applier.Forget(req.Namespace, req.Name+"-")
 			r.statusWrites().Forget(req.NamespacedName)
+			r.pods.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -84,6 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if otelcol.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
 		r.statusWrites().Forget(req.NamespacedName) // nothing of it is written while unmanaged
+		r.pods.forget(req.NamespacedName)
 		log.V(1).Info("unmanaged; leaving the collector and its objects alone")
 		return ctrl.Result{}, nil
 	}
@@ -155,15 +159,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // and the rollout waits forever), and returns the first container that cannot run, or nil. Pods
 // are not watched: recheck says when to look again, so that a crash or a failed pull that
 // starts (or ends) without a change of the workload's status is reported (zero: not needed).
+// Reads are throttled per collector (podReadInterval); between two reads the last one's finding
+// stands.
 func (r *Reconciler) podTrouble(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, workload client.Object) (crash *podCrash, recheck time.Duration) {
+	key := client.ObjectKeyFromObject(otelcol)
 	ro, ok := rolloutOf(workload)
 	if !ok || !(ro.unavailable() || !ro.upToDate) || workload.GetUID() == "" || r.APIReader == nil {
+		r.pods.forget(key)
 		return nil, 0
+	}
+	now := time.Now()
+	if wait, last := r.pods.due(key, now); wait > 0 {
+		return last.crash, wait // what the last read found stands until the next one
 	}
 	crash, podStarting, err := findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("not reporting the pods' state", "reason", err.Error())
 	}
+	r.pods.record(key, now, crash, podStarting)
 	if podStarting { // its pull or first crash is seconds away
 		return crash, startingRecheck
 	}
