@@ -65,6 +65,8 @@ type config struct {
 	cpuProfile      string
 	// endpointControllers keeps kube-controller-manager's endpoint controllers on (scale, mcr).
 	endpointControllers bool
+	// floorAll adds a second floor with every object the operator made (scale, mcr).
+	floorAll bool
 	apiProfile          string
 	profileFor          time.Duration
 }
@@ -253,6 +255,7 @@ func scaleFlags(fs *flag.FlagSet, cfg *config) *string {
 	fs.IntVar(&cfg.bigNoise, "big-noise", 50000, "bignoise scenario: unrelated objects")
 	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "scale and mcr scenarios: write a CPU profile of the operator (started with --pprof-addr on loopback) over --cpu-profile-for from the first create to this file")
 	fs.BoolVar(&cfg.endpointControllers, "endpoint-controllers", false, "scale, churn and mcr scenarios: keep kube-controller-manager's Endpoints and EndpointSlice controllers on; off by default, because kwok's loopback pod IPs make every endpoint write of every collector Service fail and be retried with Warning Events")
+	fs.BoolVar(&cfg.floorAll, "floor-all", false, "scale and mcr scenarios: a second floor, on another fresh cluster, that also creates each workload's Services, PodDisruptionBudget and NetworkPolicy (every object the operator made for it), for the operator's cost over its own objects")
 	fs.StringVar(&cfg.apiProfile, "apiserver-profile", "", "scale and mcr scenarios: write a CPU profile of kube-apiserver (started with --profiling) over --cpu-profile-for from the first create to this file")
 	fs.DurationVar(&cfg.profileFor, "cpu-profile-for", 30*time.Second, "length of the --cpu-profile")
 	return mcr

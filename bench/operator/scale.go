@@ -56,6 +56,18 @@ type scaleResult struct {
 	FloorObjects int     `json:"floor_objects,omitempty"`
 	FloorSeconds float64 `json:"floor_seconds,omitempty"`
 	LoadAtFloor  string  `json:"loadavg_at_floor,omitempty"`
+
+	// FloorAll is the floor with every object the operator made for each workload (--floor-all).
+	FloorAll *floorAllResult `json:"floor_all,omitempty"`
+}
+
+// floorAllResult is the --floor-all floor: the workloads with their ServiceAccounts, ConfigMaps,
+// Services, PodDisruptionBudgets and NetworkPolicies, created directly on a fresh cluster.
+type floorAllResult struct {
+	Objects int      `json:"objects"`
+	Seconds float64  `json:"seconds"`
+	CPU     cpuTimes `json:"cpu_seconds,omitempty"`
+	Load    string   `json:"loadavg"`
 }
 
 // scalePlan says which steps one run of the scale flow includes.
@@ -121,16 +133,28 @@ func runScale(ctx context.Context, cfg config, r *scaleResult, plan scalePlan) (
 	if !plan.floor {
 		return nil
 	}
-	fs, err := captureFloor(ctx, b.cs)
+	fs, err := captureFloor(ctx, b.cs, false)
 	if err != nil {
 		return err
+	}
+	var fsAll *floorSet
+	if cfg.floorAll {
+		if fsAll, err = captureFloor(ctx, b.cs, true); err != nil {
+			return err
+		}
 	}
 	b.op.stop()
 	b.op = nil
 	_ = b.c.Stop()
 	b.c = nil
 	say("scale: operator and cluster stopped; the floor runs on a fresh cluster")
-	return b.scaleFloor(ctx, r, fs)
+	if err := b.scaleFloor(ctx, r, fs); err != nil || fsAll == nil {
+		return err
+	}
+	_ = b.c.Stop()
+	b.c = nil
+	say("scale: the floor with every object the operator made runs on another fresh cluster")
+	return b.scaleFloor(ctx, r, fsAll)
 }
 
 // startScaleCluster starts a simulated cluster with nodes fake nodes, the clients, the CRDs and the
@@ -325,10 +349,9 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 	}); err != nil {
 		return err
 	}
-	r.FloorObjects = fs.objects()
-	say("floor: creating %d objects (ServiceAccount, ConfigMap and workload of each of %d workloads) directly, %d workloads at a time",
-		r.FloorObjects, len(fs.items), b.cfg.workers)
-	r.LoadAtFloor = procstat.LoadAvg()
+	say("floor: creating %d objects (%s of each of %d workloads) directly, %d workloads at a time",
+		fs.objects(), fs.what(), len(fs.items), b.cfg.workers)
+	load := procstat.LoadAvg()
 	cpu0 := b.cpuNow()
 	off0, err := simcluster.AuditOffset(b.c.AuditLog)
 	if err != nil {
@@ -358,14 +381,18 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 	if err != nil {
 		return fmt.Errorf("%w (%d/%d)", err, last, len(fs.items))
 	}
-	r.FloorSeconds = time.Since(start).Seconds()
-	r.FloorCPU = cpuSince(cpu0, b.cpuNow())
-	say("floor CPU: %s", r.FloorCPU)
+	secs, cpu := time.Since(start).Seconds(), cpuSince(cpu0, b.cpuNow())
+	say("floor CPU: %s", cpu)
 	if tl, err := readTimeline(b.c.AuditLog, off0); err == nil {
 		say("floor writes by client, resource and verb: %s", byCount(tl.ByAgentResource))
 	}
-	say("floor: %d workloads Available after %.1f s (operator: %.1f s, %.2fx)", len(fs.items), r.FloorSeconds,
-		r.AvailableSeconds, r.AvailableSeconds/r.FloorSeconds)
+	say("floor: %d workloads Available after %.1f s (operator: %.1f s, %.2fx)", len(fs.items), secs,
+		r.AvailableSeconds, r.AvailableSeconds/secs)
+	if fs.all {
+		r.FloorAll = &floorAllResult{Objects: fs.objects(), Seconds: secs, CPU: cpu, Load: load}
+		return nil
+	}
+	r.FloorObjects, r.FloorSeconds, r.FloorCPU, r.LoadAtFloor = fs.objects(), secs, cpu, load
 	if r.Churn != nil && len(r.Churn.keys) > 0 {
 		return b.churnFloor(ctx, r.Churn)
 	}

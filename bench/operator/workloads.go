@@ -6,6 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -106,9 +108,12 @@ func configMapOf(spec *corev1.PodSpec) string {
 // floorSet is what the floor creates for each workload the operator made: its ServiceAccount and
 // ConfigMap (the objects its pods need) and the workload itself, copied without owner references,
 // status or server-set metadata, to be created on a fresh cluster where no operator runs.
+// With all (--floor-all), each workload's Services, PodDisruptionBudget and NetworkPolicy too:
+// every object the operator made for a collector with a workload.
 type floorSet struct {
 	namespaces []string
 	items      []floorItem
+	all        bool
 }
 
 type floorItem struct {
@@ -118,16 +123,22 @@ type floorItem struct {
 	dep *appsv1.Deployment
 	ds  *appsv1.DaemonSet
 	sts *appsv1.StatefulSet
+	// With floorSet.all: the collector's other objects, created after the workload (the
+	// operator's order).
+	svcs []*corev1.Service
+	pdbs []*policyv1.PodDisruptionBudget
+	nps  []*networkingv1.NetworkPolicy
 }
 
 func cleanMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
 }
 
-// captureFloor reads the operator's workloads with their ServiceAccounts and ConfigMaps.
-func captureFloor(ctx context.Context, cs kubernetes.Interface) (*floorSet, error) {
+// captureFloor reads the operator's workloads with their ServiceAccounts and ConfigMaps, and with
+// all their Services, PodDisruptionBudgets and NetworkPolicies.
+func captureFloor(ctx context.Context, cs kubernetes.Interface, all bool) (*floorSet, error) {
 	opts := metav1.ListOptions{LabelSelector: operatorSelector}
-	fs := &floorSet{}
+	fs := &floorSet{all: all}
 	nsSet := map[string]bool{}
 	cms, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -192,10 +203,77 @@ func captureFloor(ctx context.Context, cs kubernetes.Interface) (*floorSet, erro
 	for ns := range nsSet {
 		fs.namespaces = append(fs.namespaces, ns)
 	}
+	if all {
+		return fs, fs.captureOthers(ctx, cs, opts)
+	}
 	return fs, nil
 }
 
-// create makes one item's objects in order: ServiceAccount, ConfigMap, workload.
+// instanceLabel is the standard label that names a collector's instance (<namespace>.<name>) on
+// every object the operator makes for it.
+const instanceLabel = "app.kubernetes.io/instance"
+
+// captureOthers adds each workload's Services, PodDisruptionBudgets and NetworkPolicies, found by
+// the instance label of the workload; objects of collectors without a workload (sidecar mode) are
+// left out, like their ConfigMaps.
+func (fs *floorSet) captureOthers(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) error {
+	byInstance := map[string]*floorItem{}
+	for i := range fs.items {
+		it := &fs.items[i]
+		byInstance[it.namespace()+"/"+it.instance()] = it
+	}
+	of := func(m metav1.ObjectMeta) *floorItem { return byInstance[m.Namespace+"/"+m.Labels[instanceLabel]] }
+	svcs, err := cs.CoreV1().Services("").List(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, s := range svcs.Items {
+		if it := of(s.ObjectMeta); it != nil {
+			spec := *s.Spec.DeepCopy()
+			if spec.ClusterIP != corev1.ClusterIPNone { // allocated by the API server
+				spec.ClusterIP, spec.ClusterIPs = "", nil
+			}
+			it.svcs = append(it.svcs, &corev1.Service{ObjectMeta: cleanMeta(s.ObjectMeta), Spec: spec})
+		}
+	}
+	pdbs, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, p := range pdbs.Items {
+		if it := of(p.ObjectMeta); it != nil {
+			it.pdbs = append(it.pdbs, &policyv1.PodDisruptionBudget{ObjectMeta: cleanMeta(p.ObjectMeta), Spec: p.Spec})
+		}
+	}
+	nps, err := cs.NetworkingV1().NetworkPolicies("").List(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, n := range nps.Items {
+		if it := of(n.ObjectMeta); it != nil {
+			it.nps = append(it.nps, &networkingv1.NetworkPolicy{ObjectMeta: cleanMeta(n.ObjectMeta), Spec: n.Spec})
+		}
+	}
+	return nil
+}
+
+// workloadMeta is the metadata of the item's workload.
+func (it *floorItem) workloadMeta() metav1.ObjectMeta {
+	switch {
+	case it.dep != nil:
+		return it.dep.ObjectMeta
+	case it.ds != nil:
+		return it.ds.ObjectMeta
+	default:
+		return it.sts.ObjectMeta
+	}
+}
+
+func (it *floorItem) namespace() string { return it.workloadMeta().Namespace }
+func (it *floorItem) instance() string  { return it.workloadMeta().Labels[instanceLabel] }
+
+// create makes one item's objects in order: ServiceAccount, ConfigMap, workload, then (when
+// captured) its Services, PodDisruptionBudgets and NetworkPolicies.
 func (it *floorItem) create(ctx context.Context, cs kubernetes.Interface) error {
 	co := metav1.CreateOptions{}
 	if it.sa != nil {
@@ -215,17 +293,48 @@ func (it *floorItem) create(ctx context.Context, cs kubernetes.Interface) error 
 	case it.sts != nil:
 		_, err = cs.AppsV1().StatefulSets(it.sts.Namespace).Create(ctx, it.sts, co)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return it.createOthers(ctx, cs, co)
+}
+
+// createOthers makes the item's Services, PodDisruptionBudgets and NetworkPolicies.
+func (it *floorItem) createOthers(ctx context.Context, cs kubernetes.Interface, co metav1.CreateOptions) error {
+	for _, s := range it.svcs {
+		if _, err := cs.CoreV1().Services(s.Namespace).Create(ctx, s, co); err != nil {
+			return err
+		}
+	}
+	for _, p := range it.pdbs {
+		if _, err := cs.PolicyV1().PodDisruptionBudgets(p.Namespace).Create(ctx, p, co); err != nil {
+			return err
+		}
+	}
+	for _, n := range it.nps {
+		if _, err := cs.NetworkingV1().NetworkPolicies(n.Namespace).Create(ctx, n, co); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // objects is the number of objects the floor creates.
 func (fs *floorSet) objects() int {
 	n := 0
 	for _, it := range fs.items {
-		n += 2
+		n += 2 + len(it.svcs) + len(it.pdbs) + len(it.nps)
 		if it.sa != nil {
 			n++
 		}
 	}
 	return n
+}
+
+// what says what the floor creates for each workload.
+func (fs *floorSet) what() string {
+	if fs.all {
+		return "ServiceAccount, ConfigMap, workload, Services, PodDisruptionBudget and NetworkPolicy"
+	}
+	return "ServiceAccount, ConfigMap and workload"
 }
