@@ -66,9 +66,9 @@ type config struct {
 	// endpointControllers keeps kube-controller-manager's endpoint controllers on (scale, mcr).
 	endpointControllers bool
 	// floorAll adds a second floor with every object the operator made (scale, mcr).
-	floorAll bool
-	apiProfile          string
-	profileFor          time.Duration
+	floorAll   bool
+	apiProfile string
+	profileFor time.Duration
 }
 
 const usage = `Usage: go run ./bench/operator [flags]   (run from the repository root)
