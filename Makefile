@@ -100,7 +100,7 @@ bench: cluster-tools build ## Every benchmark: the operator (memory, convergence
 
 .PHONY: bench-scale
 bench-scale: cluster-tools build ## The operator at scale: 1,000 mixed-mode collectors vs the floor, churn of 100, the --max-concurrent-reconciles study, RSS with 50,000 objects (~20 min; see bench/README.md).
-	go run ./bench/operator --operator=bin/opentelemetry-operator --scenarios=scale,churn,mcr,bignoise --timeout=20m
+	go run ./bench/operator --operator=bin/opentelemetry-operator --scenarios=scale,churn,mcr,bignoise --floor-all --timeout=20m
 
 .PHONY: bench-podwebhook
 bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency on the simulated cluster (~2 min; see bench/README.md).
