@@ -24,8 +24,8 @@ import (
 )
 
 // startRegistry serves an in-memory distribution registry on 127.0.0.1 over HTTPS, with a serving
-// certificate signed by ca (a private CA that no client trusts by default), and returns its
-// host:port, until owner ends.
+// certificate signed by ca (a private CA that no client trusts by default), or over plain HTTP
+// when ca is nil, and returns its host:port, until owner ends.
 func startRegistry(owner *testing.T, ca *testenv.CA) string {
 	var logs syncBuffer
 	logrus.SetOutput(&logs)
@@ -44,6 +44,11 @@ func startRegistry(owner *testing.T, ca *testenv.CA) string {
 	cfg.Log.AccessLog.Disabled = true
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := httptest.NewUnstartedServer(handlers.NewApp(ctx, cfg)) // 127.0.0.1
+	if ca == nil {
+		srv.Start()
+		owner.Cleanup(func() { srv.Close(); cancel() })
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.ServingCert(owner)}, MinVersion: tls.VersionTLS12}
 	// Handshakes that fail while the CA is not trusted yet are expected; keep them for failures.
 	srv.Config.ErrorLog = log.New(&logs, "registry: ", log.LstdFlags)
@@ -53,7 +58,8 @@ func startRegistry(owner *testing.T, ca *testenv.CA) string {
 }
 
 // pushChart packages chartDir as `make chart` does (version and appVersion set to version) and
-// pushes it with the Helm SDK, trusting ca, to oci://<reg>/charts/<name>:<version>. It returns the
+// pushes it with the Helm SDK, trusting ca (plain HTTP when ca is nil), to
+// oci://<reg>/charts/<name>:<version>. It returns the
 // chart's OCI URL without the tag, as a ProviderConfig's chartURL names it.
 func pushChart(t *testing.T, reg string, ca *testenv.CA, chartDir, version string) string {
 	t.Helper()
@@ -73,8 +79,14 @@ func pushChart(t *testing.T, reg string, ca *testenv.CA, chartDir, version strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
-	c, err := registry.NewClient(registry.ClientOptHTTPClient(trusting), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json")))
+	opts := []registry.ClientOption{registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json"))}
+	if ca == nil {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	} else {
+		trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
+		opts = append(opts, registry.ClientOptHTTPClient(trusting))
+	}
+	c, err := registry.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -349,6 +349,37 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(cp.Get(ctx, client.ObjectKey{Name: instance.CPNamespace}, ns)).To(Succeed())
 		g.Expect(ns.DeletionTimestamp).To(BeNil(), "the CP namespace holding the user's ConfigMap is kept")
 	})
+
+	step("reinstall from a plain-HTTP registry (an in-cluster one) with chartInsecure: Flux pulls it, Ready", func(t *testing.T) {
+		g := NewWithT(t)
+		const httpVersion = "1.0.1"
+		httpURL := pushChart(t, startRegistry(top, nil), nil, filepath.Join(root, "charts", "opentelemetry-operator"), httpVersion)
+		g.Eventually(func() error {
+			cfg := &spv1alpha1.ProviderConfig{}
+			if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
+				return err
+			}
+			cfg.Spec.Versions = append(cfg.Spec.Versions, spv1alpha1.VersionConfig{Version: httpVersion, ChartURL: httpURL, ChartInsecure: true})
+			return pc.Update(ctx, cfg)
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		// The same control plane again (its CRDs, kept by the first uninstall, are adopted by the
+		// release of the same name).
+		g.Expect(oc.Create(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: cpName, Namespace: tenant},
+			Spec: spv1alpha1.OtelOperatorSpec{Version: httpVersion}})).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			o := &spv1alpha1.OtelOperator{}
+			g.Expect(oc.Get(ctx, key, o)).To(Succeed())
+			g.Expect(o.Status.Phase).To(Equal(spv1alpha1.PhaseReady), func() string { return describe(ctx, world, key, platformNS) })
+		}).WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		repo := &sourcev1.OCIRepository{}
+		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}, repo)).To(Succeed())
+		g.Expect(repo.Spec.Insecure).To(BeTrue())
+		g.Expect(repo.Spec.CertSecretRef).To(BeNil())
+		g.Expect(repo.Spec.URL).To(Equal(httpURL))
+		dep := operatorDeployment(g, ctx, wl, wlNS)
+		g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
+		g.Expect(manager(g, dep).Image).To(HaveSuffix(":"+httpVersion), "the chart pulled over HTTP, at its appVersion")
+	})
 }
 
 // operatorDeployment returns the chart's operator Deployment in the workload namespace.
