@@ -1,15 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/otelop/otelop/bench/internal/procstat"
@@ -55,61 +48,13 @@ func (p *bridgeProc) stop() {
 	p.Stop(10 * time.Second)
 }
 
-// cpuSeconds is the bridge's user+system CPU time so far, from /proc/<pid>/stat (in clock ticks
-// of 1/100 s, the value of CLK_TCK on every Linux this runs on).
+// cpuSeconds is the bridge's user+system CPU time so far.
 func (p *bridgeProc) cpuSeconds() (float64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.Pid()), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
-	}
-	// Fields after the command name start at field 3 (state); utime and stime are fields 14, 15.
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc stat: %q", s)
-	}
-	return (ut + st) / 100, nil
+	_, sec, err := procstat.CPU(p.Pid())
+	return sec, err
 }
 
 // metric reads the sum of a metric's series from the bridge's /metrics.
 func (p *bridgeProc) metric(ctx context.Context, name string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.health+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err == nil {
-			sum += v
-			found = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, fmt.Errorf("no %s in the bridge's /metrics", name)
-	}
-	return sum, nil
+	return procstat.MetricSum(ctx, p.health, name)
 }

@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -24,31 +24,6 @@ import (
 // cpuTimes is CPU seconds (user + system) by process name.
 type cpuTimes map[string]float64
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on every Linux we run on).
-const clockTicks = 100
-
-// procCPU reads the CPU seconds and the command name of pid.
-func procCPU(pid int) (string, float64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", 0, err
-	}
-	s := string(data)
-	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || closing < open {
-		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	name := s[open+1 : closing]
-	// Fields after the command: state is field 3; utime and stime are fields 14 and 15.
-	f := strings.Fields(s[closing+1:])
-	if len(f) < 13 {
-		return "", 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return name, (ut + st) / clockTicks, nil
-}
-
 // cpuNow samples the cluster's processes, the operator and this harness.
 func (b *bench) cpuNow() cpuTimes {
 	t := cpuTimes{}
@@ -57,7 +32,7 @@ func (b *bench) cpuNow() cpuTimes {
 		pids = append(pids, b.c.PIDs()...)
 	}
 	for _, pid := range pids {
-		if name, sec, err := procCPU(pid); err == nil {
+		if name, sec, err := procstat.CPU(pid); err == nil {
 			if pid == os.Getpid() {
 				name = "bench"
 			}
@@ -65,7 +40,7 @@ func (b *bench) cpuNow() cpuTimes {
 		}
 	}
 	if b.op != nil {
-		if _, sec, err := procCPU(b.op.Pid()); err == nil {
+		if _, sec, err := procstat.CPU(b.op.Pid()); err == nil {
 			t["operator"] = sec
 		}
 	}

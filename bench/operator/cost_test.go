@@ -31,10 +31,3 @@ func TestReadTimelineTimesEachCollectorFromItsCreate(t *testing.T) {
 		t.Errorf("by agent: %v", tl.ByAgentResource)
 	}
 }
-
-func TestProcCPUReadsThisProcess(t *testing.T) {
-	name, sec, err := procCPU(os.Getpid())
-	if err != nil || name == "" || sec < 0 {
-		t.Fatalf("procCPU(self) = %q, %v, %v", name, sec, err)
-	}
-}

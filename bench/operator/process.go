@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -81,42 +78,9 @@ func (p *operatorProc) reconciles(ctx context.Context) (float64, error) {
 	return p.metricSum(ctx, "controller_runtime_reconcile_total")
 }
 
-// metricSum sums every series of a metric on the operator's /metrics (or, when name ends in an
-// open label selector, the series it starts).
+// metricSum sums every series of a metric on the operator's /metrics (see procstat.MetricSum).
 func (p *operatorProc) metricSum(ctx context.Context, name string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metrics+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		// A name with a label selector prefix (`metric{label="x"`) matches the series it starts.
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") &&
-			(!strings.Contains(name, "{") || !strings.HasPrefix(line, name)) {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err == nil {
-			sum += v
-			found = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, fmt.Errorf("no %s in the operator's /metrics", name)
-	}
-	return sum, nil
+	return procstat.MetricSum(ctx, p.metrics, name)
 }
 
 // rssStats summarises the samples in [from, to]: the median is "steady", the maximum "peak".

@@ -1,0 +1,80 @@
+package procstat
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on every Linux we run on).
+const clockTicks = 100
+
+// CPU reads the command name of pid and the CPU seconds (user + system) it has used so far,
+// from /proc/<pid>/stat.
+func CPU(pid int) (string, float64, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", 0, err
+	}
+	s := string(data)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	name := s[open+1 : closing]
+	// Fields after the command: state is field 3; utime and stime are fields 14 and 15.
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 13 {
+		return "", 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected times", pid)
+	}
+	return name, (ut + st) / clockTicks, nil
+}
+
+// MetricSum sums every series of a metric on http://<addr>/metrics (Prometheus text format).
+// A name with an open label selector (`metric{label="x"`) sums the series it starts.
+func MetricSum(ctx context.Context, addr, name string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var sum float64
+	found := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") &&
+			(!strings.Contains(name, "{") || !strings.HasPrefix(line, name)) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			sum += v
+			found = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("no %s in %s/metrics", name, addr)
+	}
+	return sum, nil
+}

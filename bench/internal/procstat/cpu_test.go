@@ -1,0 +1,39 @@
+package procstat
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestCPUReadsThisProcess(t *testing.T) {
+	name, sec, err := CPU(os.Getpid())
+	if err != nil || name == "" || sec < 0 {
+		t.Fatalf("CPU(self) = %q, %v, %v", name, sec, err)
+	}
+}
+
+func TestMetricSum(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# HELP q depth\nq{name=\"a\"} 2\nq{name=\"b\"} 3\nqq 7\nplain 1.5\n")
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"q": 5, `q{name="b"`: 3, "plain": 1.5} {
+		got, err := MetricSum(context.Background(), addr, name)
+		if err != nil || got != want {
+			t.Errorf("MetricSum(%s) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	if _, err := MetricSum(context.Background(), addr, "missing"); err == nil {
+		t.Error("a missing metric is an error")
+	}
+}
