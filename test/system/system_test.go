@@ -187,14 +187,9 @@ func TestWholeSystem(t *testing.T) {
 		// in the version's chartCABundleRef; the provider copies it next to the OCIRepository.
 		g.Expect(pc.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "registry-ca", Namespace: world.PodNamespace},
 			Data: map[string]string{"ca.crt": string(registryCA.PEM())}})).To(Succeed())
-		g.Eventually(func() error {
-			cfg := &spv1alpha1.ProviderConfig{}
-			if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
-				return err
-			}
+		updateProviderConfig(g, ctx, pc, func(cfg *spv1alpha1.ProviderConfig) {
 			cfg.Spec.Versions[0].ChartCABundleRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"}, Key: "ca.crt"}
-			return pc.Update(ctx, cfg)
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		})
 
 		g.Eventually(func(g Gomega) {
 			o := &spv1alpha1.OtelOperator{}
@@ -354,14 +349,9 @@ func TestWholeSystem(t *testing.T) {
 		g := NewWithT(t)
 		const httpVersion = "1.0.1"
 		httpURL := pushChart(t, startRegistry(top, nil), nil, filepath.Join(root, "charts", "opentelemetry-operator"), httpVersion)
-		g.Eventually(func() error {
-			cfg := &spv1alpha1.ProviderConfig{}
-			if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
-				return err
-			}
+		updateProviderConfig(g, ctx, pc, func(cfg *spv1alpha1.ProviderConfig) {
 			cfg.Spec.Versions = append(cfg.Spec.Versions, spv1alpha1.VersionConfig{Version: httpVersion, ChartURL: httpURL, ChartInsecure: true})
-			return pc.Update(ctx, cfg)
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		})
 		// The same control plane again (its CRDs, kept by the first uninstall, are adopted by the
 		// release of the same name).
 		g.Expect(oc.Create(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: cpName, Namespace: tenant},
@@ -380,6 +370,18 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
 		g.Expect(manager(g, dep).Image).To(HaveSuffix(":"+httpVersion), "the chart pulled over HTTP, at its appVersion")
 	})
+}
+
+// updateProviderConfig applies change to the ProviderConfig, retrying on conflicts.
+func updateProviderConfig(g Gomega, ctx context.Context, pc client.Client, change func(*spv1alpha1.ProviderConfig)) {
+	g.Eventually(func() error {
+		cfg := &spv1alpha1.ProviderConfig{}
+		if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
+			return err
+		}
+		change(cfg)
+		return pc.Update(ctx, cfg)
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
 // operatorDeployment returns the chart's operator Deployment in the workload namespace.
