@@ -191,11 +191,7 @@ func TestWholeSystem(t *testing.T) {
 			cfg.Spec.Versions[0].ChartCABundleRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"}, Key: "ca.crt"}
 		})
 
-		g.Eventually(func(g Gomega) {
-			o := &spv1alpha1.OtelOperator{}
-			g.Expect(oc.Get(ctx, key, o)).To(Succeed())
-			g.Expect(o.Status.Phase).To(Equal(spv1alpha1.PhaseReady), func() string { return describe(ctx, world, key, platformNS) })
-		}).WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		waitReady(g, ctx, world, key, platformNS)
 
 		// The real CRDs (with schemas) are in the CP, installed by helm-controller.
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -356,11 +352,7 @@ func TestWholeSystem(t *testing.T) {
 		// release of the same name).
 		g.Expect(oc.Create(ctx, &spv1alpha1.OtelOperator{ObjectMeta: metav1.ObjectMeta{Name: cpName, Namespace: tenant},
 			Spec: spv1alpha1.OtelOperatorSpec{Version: httpVersion}})).To(Succeed())
-		g.Eventually(func(g Gomega) {
-			o := &spv1alpha1.OtelOperator{}
-			g.Expect(oc.Get(ctx, key, o)).To(Succeed())
-			g.Expect(o.Status.Phase).To(Equal(spv1alpha1.PhaseReady), func() string { return describe(ctx, world, key, platformNS) })
-		}).WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		waitReady(g, ctx, world, key, platformNS)
 		repo := &sourcev1.OCIRepository{}
 		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}, repo)).To(Succeed())
 		g.Expect(repo.Spec.Insecure).To(BeTrue())
@@ -370,6 +362,16 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
 		g.Expect(manager(g, dep).Image).To(HaveSuffix(":"+httpVersion), "the chart pulled over HTTP, at its appVersion")
 	})
+}
+
+// waitReady waits (up to 6 minutes) for the OtelOperator key to be Ready, describing the
+// installation's objects on failure.
+func waitReady(g Gomega, ctx context.Context, world *simprovider.World, key client.ObjectKey, platformNS string) {
+	g.Eventually(func(g Gomega) {
+		o := &spv1alpha1.OtelOperator{}
+		g.Expect(world.Onboarding.Client.Get(ctx, key, o)).To(Succeed())
+		g.Expect(o.Status.Phase).To(Equal(spv1alpha1.PhaseReady), func() string { return describe(ctx, world, key, platformNS) })
+	}).WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
 
 // updateProviderConfig applies change to the ProviderConfig, retrying on conflicts.
