@@ -20,7 +20,6 @@ const podReadInterval = 10 * time.Second
 type podCheck struct {
 	since, read time.Time
 	crash       *podCrash
-	starting    bool
 }
 
 // podChecks throttles the pod reads of every collector (see podReadInterval). It is safe for
@@ -30,9 +29,9 @@ type podChecks struct {
 	m  map[types.NamespacedName]*podCheck
 }
 
-// due returns how long to wait before key's pods may be read (0: read now) and, when they may not
-// be read yet, what the last read found (nil crash when there was none).
-func (p *podChecks) due(key types.NamespacedName, now time.Time) (time.Duration, podCheck) {
+// due returns how long to wait before key's pods may be read (0: read now) and what the last read
+// found (nil when there was none, or no read yet).
+func (p *podChecks) due(key types.NamespacedName, now time.Time) (time.Duration, *podCrash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
@@ -47,18 +46,15 @@ func (p *podChecks) due(key types.NamespacedName, now time.Time) (time.Duration,
 	if !c.read.IsZero() {
 		next = c.read.Add(podReadInterval)
 	}
-	if wait := next.Sub(now); wait > 0 {
-		return wait, *c
-	}
-	return 0, *c
+	return max(next.Sub(now), 0), c.crash
 }
 
 // record keeps what a read of key's pods found at now.
-func (p *podChecks) record(key types.NamespacedName, now time.Time, crash *podCrash, starting bool) {
+func (p *podChecks) record(key types.NamespacedName, now time.Time, crash *podCrash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.m[key]; ok {
-		c.read, c.crash, c.starting = now, crash, starting
+		c.read, c.crash = now, crash
 	}
 }
 

@@ -23,16 +23,16 @@ func TestPodChecksThrottleReads(t *testing.T) {
 	wait, _ = p.due(key, t0.Add(podReadInterval))
 	g.Expect(wait).To(BeZero())
 	crash := &podCrash{pod: "p", container: "otc-container", reason: "CrashLoopBackOff"}
-	p.record(key, t0.Add(podReadInterval), crash, false)
+	p.record(key, t0.Add(podReadInterval), crash)
 
 	wait, last := p.due(key, t0.Add(podReadInterval+time.Second))
 	g.Expect(wait).To(Equal(podReadInterval - time.Second))
-	g.Expect(last.crash).To(Equal(crash), "the last finding stands until the next read")
+	g.Expect(last).To(Equal(crash), "the last finding stands until the next read")
 	wait, _ = p.due(key, t0.Add(2*podReadInterval))
 	g.Expect(wait).To(BeZero())
 
 	p.forget(key)
 	wait, last = p.due(key, t0.Add(3*podReadInterval))
 	g.Expect(wait).To(Equal(podReadInterval))
-	g.Expect(last.crash).To(BeNil())
+	g.Expect(last).To(BeNil())
 }

@@ -170,13 +170,13 @@ func (r *Reconciler) podTrouble(ctx context.Context, otelcol *v1beta1.OpenTeleme
 	}
 	now := time.Now()
 	if wait, last := r.pods.due(key, now); wait > 0 {
-		return last.crash, wait // what the last read found stands until the next one
+		return last, wait // what the last read found stands until the next one
 	}
 	crash, podStarting, err := findCrash(ctx, r.APIReader, otelcol.Namespace, ro.selector)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("not reporting the pods' state", "reason", err.Error())
 	}
-	r.pods.record(key, now, crash, podStarting)
+	r.pods.record(key, now, crash)
 	if podStarting { // its pull or first crash is seconds away
 		return crash, startingRecheck
 	}

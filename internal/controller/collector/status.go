@@ -38,33 +38,24 @@ func findWorkload(desired []client.Object, existing apply.Objects) client.Object
 // rollout has started. The copy returned has a generation ahead of its observed one, which says
 // what is true: a rollout the workload controller has not observed yet.
 func afterApply(w client.Object, changes apply.ChangeSet) client.Object {
-	changed := func(kind string) bool {
-		for _, c := range changes {
-			if (c.Action == apply.Configured || c.Action == apply.Recreated) &&
-				c.GVK.Kind == kind && c.Name == w.GetName() && c.Namespace == w.GetNamespace() {
-				return true
-			}
-		}
-		return false
-	}
+	var kind string
+	var observed int64
 	switch live := w.(type) {
 	case *appsv1.Deployment:
-		if changed("Deployment") {
-			live = live.DeepCopy()
-			live.Generation = live.Status.ObservedGeneration + 1
-			return live
-		}
+		kind, observed = "Deployment", live.Status.ObservedGeneration
 	case *appsv1.StatefulSet:
-		if changed("StatefulSet") {
-			live = live.DeepCopy()
-			live.Generation = live.Status.ObservedGeneration + 1
-			return live
-		}
+		kind, observed = "StatefulSet", live.Status.ObservedGeneration
 	case *appsv1.DaemonSet:
-		if changed("DaemonSet") {
-			live = live.DeepCopy()
-			live.Generation = live.Status.ObservedGeneration + 1
-			return live
+		kind, observed = "DaemonSet", live.Status.ObservedGeneration
+	default:
+		return w
+	}
+	for _, c := range changes {
+		if (c.Action == apply.Configured || c.Action == apply.Recreated) &&
+			c.GVK.Kind == kind && c.Name == w.GetName() && c.Namespace == w.GetNamespace() {
+			moved := w.DeepCopyObject().(client.Object)
+			moved.SetGeneration(observed + 1)
+			return moved
 		}
 	}
 	return w

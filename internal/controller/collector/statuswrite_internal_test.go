@@ -4,10 +4,14 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/apply"
 )
 
 func TestTransitional(t *testing.T) {
@@ -91,4 +95,33 @@ func TestRequeueBy(t *testing.T) {
 			t.Errorf("requeueBy(%v, %v) = %v, want %v", tc.after, tc.wait, got, tc.want)
 		}
 	}
+}
+
+// A workload this reconcile configured or recreated is seen as not yet observed by its controller
+// (generation one past the observed one), so its old status cannot make the collector Ready; an
+// unchanged one, another object's change, or a created workload leave it as read.
+func TestAfterApply(t *testing.T) {
+	g := NewWithT(t)
+	meta := metav1.ObjectMeta{Name: "c-collector", Namespace: "ns", Generation: 3}
+	dep := &appsv1.Deployment{ObjectMeta: meta, Status: appsv1.DeploymentStatus{ObservedGeneration: 3}}
+	ds := &appsv1.DaemonSet{ObjectMeta: meta, Status: appsv1.DaemonSetStatus{ObservedGeneration: 3}}
+	sts := &appsv1.StatefulSet{ObjectMeta: meta, Status: appsv1.StatefulSetStatus{ObservedGeneration: 3}}
+	change := func(kind string, action apply.Action, name string) apply.ChangeSet {
+		return apply.ChangeSet{{GVK: appsv1.SchemeGroupVersion.WithKind(kind), Namespace: "ns", Name: name, Action: action}}
+	}
+	for _, tc := range []struct {
+		w    client.Object
+		kind string
+	}{{dep, "Deployment"}, {ds, "DaemonSet"}, {sts, "StatefulSet"}} {
+		for _, action := range []apply.Action{apply.Configured, apply.Recreated} {
+			got := afterApply(tc.w, change(tc.kind, action, "c-collector"))
+			g.Expect(got.GetGeneration()).To(Equal(int64(4)), "%s %s", tc.kind, action)
+			g.Expect(tc.w.GetGeneration()).To(Equal(int64(3)), "the live object is not changed")
+		}
+		g.Expect(afterApply(tc.w, change(tc.kind, apply.Unchanged, "c-collector"))).To(BeIdenticalTo(tc.w))
+		g.Expect(afterApply(tc.w, change(tc.kind, apply.Created, "c-collector"))).To(BeIdenticalTo(tc.w))
+		g.Expect(afterApply(tc.w, change(tc.kind, apply.Configured, "other"))).To(BeIdenticalTo(tc.w))
+		g.Expect(afterApply(tc.w, change("ConfigMap", apply.Configured, "c-collector"))).To(BeIdenticalTo(tc.w))
+	}
+	g.Expect(afterApply(nil, change("Deployment", apply.Configured, "c-collector"))).To(BeNil())
 }
