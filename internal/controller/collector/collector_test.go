@@ -101,9 +101,7 @@ func TestDeploymentCollectorLifecycle(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// Pods become available (the status a kube-controller-manager would write): Ready turns True.
-	get(g, ns, "simple-collector", dep)
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	setAvailable(g, ns, "simple-collector")
 	g.Eventually(func(g Gomega) {
 		c := readyCondition(g, col)
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))

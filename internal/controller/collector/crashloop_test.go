@@ -61,23 +61,34 @@ func TestCrashLoopingPodIsReportedInStatus(t *testing.T) {
 			"Error: invalid configuration: crashy-collector-5d8f-x2x"))
 		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		list := &eventsv1.EventList{}
-		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(ContainElement(And(
-			HaveField("Reason", v1beta1.ReasonCrashLoopBackOff), HaveField("Type", "Warning"),
-			HaveField("Regarding.Name", "crashy"), HaveField("Note", ContainSubstring("exit code 1")))))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	expectWarning(g, ns, "crashy", v1beta1.ReasonCrashLoopBackOff, "exit code 1")
 
 	// The collector recovers: the pod is ready and the Deployment available.
+	podRecovers(g, pod, "crashy")
+}
+
+// expectWarning waits for a Warning Event with reason about the collector named regarding whose
+// note contains note.
+func expectWarning(g Gomega, ns, regarding, reason, note string) {
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(ContainElement(And(
+			HaveField("Reason", reason), HaveField("Type", "Warning"),
+			HaveField("Regarding.Name", regarding), HaveField("Note", ContainSubstring(note)))))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// podRecovers writes what the kubelet and the Deployment controller would once the collector's
+// pod runs (its first container ready and running, the Deployment <collector>-collector
+// available) and waits for the collector to be Ready and no longer Stalled.
+func podRecovers(g Gomega, pod *corev1.Pod, collector string) {
 	pod.Status.ContainerStatuses[0].Ready = true
 	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	g.Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
-	get(g, ns, "crashy-collector", dep)
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	g.Expect(k8s.Status().Update(context.Background(), pod)).To(Succeed())
+	setAvailable(g, pod.Namespace, collector+"-collector")
 	g.Eventually(func(g Gomega) {
-		cur := get(g, ns, "crashy", &v1beta1.OpenTelemetryCollector{})
+		cur := get(g, pod.Namespace, collector, &v1beta1.OpenTelemetryCollector{})
 		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionReady)).To(BeTrue())
 		g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeNil())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())

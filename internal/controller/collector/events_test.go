@@ -21,8 +21,7 @@ func TestNewCollectorEventsAreAppliedThenReady(t *testing.T) {
 	g.Expect(k8s.Create(ctx, newCollector(t, ns, "quiet", v1beta1.ModeDeployment, otlpConfig))).To(Succeed())
 	dep := &appsv1.Deployment{}
 	g.Eventually(func(g Gomega) { get(g, ns, "quiet-collector", dep) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	setAvailable(g, ns, dep.Name)
 
 	var notes []string
 	g.Eventually(func(g Gomega) {

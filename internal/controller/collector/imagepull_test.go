@@ -8,10 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
 )
@@ -69,13 +67,7 @@ func TestImagePullFailureIsReportedInStatus(t *testing.T) {
 		g.Expect(stalled.Reason).To(Equal(v1beta1.ReasonImagePullBackOff))
 		stalledSince = stalled.LastTransitionTime
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		list := &eventsv1.EventList{}
-		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(ContainElement(And(
-			HaveField("Reason", v1beta1.ReasonImagePullBackOff), HaveField("Type", "Warning"),
-			HaveField("Regarding.Name", "typo"), HaveField("Note", ContainSubstring(image)))))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	expectWarning(g, ns, "typo", v1beta1.ReasonImagePullBackOff, image)
 
 	// The kubelet backs off: the waiting reason changes, the cause stays in its message, and the
 	// collector's status does not change (the suite resyncs every 2 s).
@@ -91,17 +83,7 @@ func TestImagePullFailureIsReportedInStatus(t *testing.T) {
 	}).WithTimeout(5 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 
 	// The image is fixed: the pod runs and the Deployment is available.
-	pod.Status.ContainerStatuses[0].Ready = true
-	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	g.Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
-	get(g, ns, "typo-collector", dep)
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		cur := get(g, ns, "typo", &v1beta1.OpenTelemetryCollector{})
-		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionReady)).To(BeTrue())
-		g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeNil())
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	podRecovers(g, pod, "typo")
 }
 
 // TestImagePullFailureDuringARolloutIsReported: a new spec.image with a typo on a running
@@ -115,8 +97,7 @@ func TestImagePullFailureDuringARolloutIsReported(t *testing.T) {
 	g.Expect(k8s.Create(ctx, col)).To(Succeed())
 	dep := &appsv1.Deployment{}
 	g.Eventually(func(g Gomega) { get(g, ns, "upgrade-collector", dep) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	setAvailable(g, ns, dep.Name)
 	g.Eventually(func(g Gomega) {
 		g.Expect(readyCondition(g, col).Status).To(Equal(metav1.ConditionTrue))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())

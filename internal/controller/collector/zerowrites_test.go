@@ -7,7 +7,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,9 +41,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	dep := get(g, ns, "quiet-deployment-collector", &appsv1.Deployment{})
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
+	setAvailable(g, ns, "quiet-deployment-collector")
 	time.Sleep(3 * time.Second) // let the status change settle
 
 	before, byReqBefore := writes.Snapshot()
