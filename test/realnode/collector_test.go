@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,6 +51,16 @@ func readyCondition(g Gomega, ns, name string) *metav1.Condition {
 	c := meta.FindStatusCondition(col.Status.Conditions, v1beta1.ConditionReady)
 	g.Expect(c).NotTo(BeNil())
 	return c
+}
+
+// expectWarning waits (up to 30 s) for a Warning Event with reason about the collector name.
+func expectWarning(g Gomega, ns, name, reason string) {
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", reason),
+			HaveField("Type", "Warning"), HaveField("Regarding.Name", name))))
+	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
 }
 
 // TestDeploymentCollectorIsReadyBecauseItsHealthCheckAnswers: a deployment-mode collector with the

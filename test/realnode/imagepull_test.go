@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,12 +66,7 @@ spec:
 		t.Logf("after %s, status of the collector whose image cannot be pulled: Ready=%s reason=%s message=%q",
 			time.Since(start).Round(time.Second), c.Status, c.Reason, c.Message)
 	}).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		list := &eventsv1.EventList{}
-		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", v1beta1.ReasonImagePullBackOff),
-			HaveField("Type", "Warning"), HaveField("Regarding.Name", "typo"))))
-	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+	expectWarning(g, ns, "typo", v1beta1.ReasonImagePullBackOff)
 
 	// The image is fixed: a new pod runs, the old one goes, the collector is Ready again.
 	fixed := time.Now()

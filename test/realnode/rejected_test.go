@@ -8,7 +8,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,10 +107,5 @@ spec:
 		g.Expect(meta.IsStatusConditionTrue(col.Status.Conditions, v1beta1.ConditionStalled)).To(BeTrue())
 		t.Logf("status of the crash-looping collector: Ready=%s reason=%s message=%q", c.Status, c.Reason, c.Message)
 	}).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		list := &eventsv1.EventList{}
-		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", v1beta1.ReasonCrashLoopBackOff),
-			HaveField("Type", "Warning"), HaveField("Regarding.Name", "loud"))))
-	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+	expectWarning(g, ns, "loud", v1beta1.ReasonCrashLoopBackOff)
 }
