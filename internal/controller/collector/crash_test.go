@@ -82,14 +82,21 @@ func TestCrashOf(t *testing.T) {
 	}
 }
 
-// TestStatusOfACrashLoopingCollector: a crash takes precedence over "rolling out" and
-// "unavailable", makes the collector Stalled, and both clear when the pods are available.
-func TestStatusOfACrashLoopingCollector(t *testing.T) {
-	col := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Generation: 2}}
+// unavailableDeployment is the rolled-out Deployment c-collector of one replica whose pod is not
+// available.
+func unavailableDeployment() *appsv1.Deployment {
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "c-collector", Generation: 1},
 		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1}}
 	dep.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	return dep
+}
+
+// TestStatusOfACrashLoopingCollector: a crash takes precedence over "rolling out" and
+// "unavailable", makes the collector Stalled, and both clear when the pods are available.
+func TestStatusOfACrashLoopingCollector(t *testing.T) {
+	col := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Generation: 2}}
+	dep := unavailableDeployment()
 	crash := crashOf([]corev1.Pod{pod("c-collector-x", nil, []corev1.ContainerStatus{crashLooping("otc-container", 1, "boom")})})
 	for _, rollingOut := range []bool{false, true} {
 		d := dep.DeepCopy()
@@ -209,10 +216,7 @@ func TestCrashOfContainersThatCannotStart(t *testing.T) {
 // TestStatusOfACollectorWhoseImageCannotBePulled: the reason of the condition is the crash's.
 func TestStatusOfACollectorWhoseImageCannotBePulled(t *testing.T) {
 	col := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Generation: 1}}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "c-collector", Generation: 1},
-		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))},
-		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1}}
-	dep.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	dep := unavailableDeployment()
 	crash := crashOf([]corev1.Pod{pod("c-collector-x", nil, []corev1.ContainerStatus{waiting("otc-container", "otelcol:typo", "ErrImagePull", "not found")})})
 	st := computeStatus(col, nil, dep, "0.1", nil, crash)
 	want := `Deployment c-collector: 0/1 pods available; pod c-collector-x: container otc-container (image "otelcol:typo") cannot start: ErrImagePull: not found`
