@@ -133,15 +133,13 @@ func runScale(ctx context.Context, cfg config, r *scaleResult, plan scalePlan) (
 	if !plan.floor {
 		return nil
 	}
-	fs, err := captureFloor(ctx, b.cs, false)
+	captured, err := captureFloor(ctx, b.cs, cfg.floorAll)
 	if err != nil {
 		return err
 	}
-	var fsAll *floorSet
-	if cfg.floorAll {
-		if fsAll, err = captureFloor(ctx, b.cs, true); err != nil {
-			return err
-		}
+	fs, fsAll := captured.workloadsOnly(), captured
+	if !cfg.floorAll {
+		fsAll = nil
 	}
 	b.op.stop()
 	b.op = nil

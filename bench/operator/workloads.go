@@ -331,6 +331,17 @@ func (fs *floorSet) objects() int {
 	return n
 }
 
+// workloadsOnly is fs without the Services, PodDisruptionBudgets and NetworkPolicies: the
+// 3-object floor of the same workloads.
+func (fs *floorSet) workloadsOnly() *floorSet {
+	out := &floorSet{namespaces: fs.namespaces, items: make([]floorItem, len(fs.items))}
+	for i, it := range fs.items {
+		it.svcs, it.pdbs, it.nps = nil, nil, nil
+		out.items[i] = it
+	}
+	return out
+}
+
 // what says what the floor creates for each workload.
 func (fs *floorSet) what() string {
 	if fs.all {
