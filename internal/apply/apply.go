@@ -48,6 +48,11 @@ type Change struct {
 	Namespace string
 	Name      string
 	Action    Action
+	// Live is the object as the API server returned it during this apply (the apply's response,
+	// or the read that caught a stale cache up), newer than the live object the caller passed;
+	// nil when the caller's live object stood. A caller that reports on the object's status (a
+	// workload's rollout) must read it from here when it is set.
+	Live client.Object
 }
 
 // String renders "Kind/name action".
@@ -130,8 +135,15 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 	if err != nil {
 		return ch, err
 	}
-	if live, err = a.catchUp(ctx, k, hash, live); err != nil {
+	caught, read, err := a.catchUp(ctx, k, hash, live)
+	if err != nil {
 		return ch, err
+	}
+	if read {
+		live = caught
+		if caught != nil {
+			ch.Live = caught
+		}
 	}
 	if live != nil {
 		if a.upToDate(k, hash, live.GetResourceVersion()) {
@@ -173,6 +185,7 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 		return ch, fmt.Errorf("applying %s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
 	}
 	a.remember(k, hash, applied.GetResourceVersion())
+	ch.Live = applied
 	return ch, nil
 }
 
@@ -303,23 +316,24 @@ func (a *Applier) upToDate(k key, hash, rv string) bool {
 // state (live missing, or older than that write: a second reconcile that follows the first one
 // closely, before the watch event of its create arrived). The object is then read from the API
 // server, a read instead of a second write of the same state; the watch event that brings the
-// cache up to date triggers a reconcile of its own. Otherwise live is returned as it is.
-func (a *Applier) catchUp(ctx context.Context, k key, hash string, live client.Object) (client.Object, error) {
+// cache up to date triggers a reconcile of its own. read says whether the object was read; the
+// object read is nil when it no longer exists.
+func (a *Applier) catchUp(ctx context.Context, k key, hash string, live client.Object) (obj client.Object, read bool, err error) {
 	a.mu.Lock()
 	r, ok := a.applied[k]
 	a.mu.Unlock()
 	if !ok || r.hash != hash || (live != nil && !olderThan(live.GetResourceVersion(), r.resourceVersion)) {
-		return live, nil
+		return live, false, nil
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(k.gvk)
 	if err := a.client.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: k.name}, u); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil
+			return nil, true, nil
 		}
-		return nil, fmt.Errorf("reading %s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
+		return nil, true, fmt.Errorf("reading %s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
 	}
-	return u, nil
+	return u, true, nil
 }
 
 // olderThan reports whether resourceVersion rv is older than written. Resource versions are

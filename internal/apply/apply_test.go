@@ -291,10 +291,20 @@ func TestApplyBehindItsOwnWriteReadsInsteadOfWriting(t *testing.T) {
 	ch, err = a.Apply(ctx, configMap(ns, "2"), stale)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ch.Action).To(Equal(apply.Configured))
+	g.Expect(ch.Live).NotTo(BeNil(), "the apply's answer")
+	written := ch.Live.GetResourceVersion()
+	g.Expect(written).NotTo(Equal(stale.GetResourceVersion()))
 	ch, err = a.Apply(ctx, configMap(ns, "2"), stale)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ch.Action).To(Equal(apply.Unchanged))
 	g.Expect(writes.Load()).To(Equal(int64(2)))
+	// The caller learns the version it read: a status must not be computed from the stale one.
+	g.Expect(ch.Live).NotTo(BeNil())
+	g.Expect(ch.Live.GetResourceVersion()).To(Equal(written))
+	ch, err = a.Apply(ctx, configMap(ns, "2"), live(t, configMap(ns, "2")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Action).To(Equal(apply.Unchanged))
+	g.Expect(ch.Live).To(BeNil(), "the caller's live object is current")
 
 	// Deleted by someone before the cache saw it: created again.
 	g.Expect(env.Client.Delete(ctx, configMap(ns, "2"))).To(Succeed())

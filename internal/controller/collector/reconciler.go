@@ -143,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				truncate(upgrade.Summary(upgradeChanges)+"; the stored spec was not changed: update it the same way (see docs/upgrade.md)", 1000))
 		}
 	}
-	workload := afterApply(findWorkload(desired, existing), changes)
+	workload := currentWorkload(desired, existing, changes)
 	var crash *podCrash
 	var result ctrl.Result
 	if applyErr == nil {

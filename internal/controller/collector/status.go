@@ -7,7 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1beta1"
@@ -17,48 +19,56 @@ import (
 // collectorContainer is the name of the collector's container in every mode.
 const collectorContainer = "otc-container"
 
-// findWorkload returns the live workload (Deployment, DaemonSet or StatefulSet) among existing
-// that matches one of the desired objects, or nil (sidecar mode, or not created yet).
-func findWorkload(desired []client.Object, existing apply.Objects) client.Object {
+// currentWorkload returns the collector's workload (Deployment, DaemonSet or StatefulSet) as the
+// status must see it after this reconcile's apply, or nil (sidecar mode). That is the newest
+// version the reconcile knows: the API server's response when the apply wrote the workload or read
+// it (the cache had not yet seen an earlier write), else the cached one, else the desired object
+// (not created). A cached copy older than the apply would record the collector's new generation as
+// Ready before the workload controller has even seen the change.
+func currentWorkload(desired []client.Object, existing apply.Objects, changes apply.ChangeSet) client.Object {
 	for _, d := range desired {
 		switch d.GetObjectKind().GroupVersionKind().Kind {
 		case "Deployment", "DaemonSet", "StatefulSet":
-			if live, ok := existing[apply.KeyOf(d)]; ok {
-				return live
-			}
-			return d
+		default:
+			continue
 		}
+		k := apply.KeyOf(d)
+		for _, c := range changes {
+			if c.Live != nil && c.GVK == k.GVK && c.Namespace == k.Namespace && c.Name == k.Name {
+				return typedWorkload(d, c.Live)
+			}
+		}
+		if live, ok := existing[k]; ok {
+			return live
+		}
+		return d
 	}
 	return nil
 }
 
-// afterApply returns the workload as the status must see it after this reconcile's changes: when
-// the reconcile just changed (configured or recreated) it, the live status read before the apply
-// predates the change, and reporting it would record the new generation as Ready before its
-// rollout has started. The copy returned has a generation ahead of its observed one, which says
-// what is true: a rollout the workload controller has not observed yet.
-func afterApply(w client.Object, changes apply.ChangeSet) client.Object {
-	var kind string
-	var observed int64
-	switch live := w.(type) {
+// typedWorkload converts live, the API server's version of the desired workload d, to d's type.
+// If it cannot (an answer no API server gives), it returns a copy of d at live's generation with
+// no status: a rollout not observed yet, which is what the status may claim without knowing more.
+func typedWorkload(d, live client.Object) client.Object {
+	if _, ok := live.(*unstructured.Unstructured); !ok {
+		return live
+	}
+	var typed client.Object
+	switch d.(type) {
 	case *appsv1.Deployment:
-		kind, observed = "Deployment", live.Status.ObservedGeneration
+		typed = &appsv1.Deployment{}
 	case *appsv1.StatefulSet:
-		kind, observed = "StatefulSet", live.Status.ObservedGeneration
+		typed = &appsv1.StatefulSet{}
 	case *appsv1.DaemonSet:
-		kind, observed = "DaemonSet", live.Status.ObservedGeneration
-	default:
-		return w
+		typed = &appsv1.DaemonSet{}
 	}
-	for _, c := range changes {
-		if (c.Action == apply.Configured || c.Action == apply.Recreated) &&
-			c.GVK.Kind == kind && c.Name == w.GetName() && c.Namespace == w.GetNamespace() {
-			moved := w.DeepCopyObject().(client.Object)
-			moved.SetGeneration(observed + 1)
-			return moved
-		}
+	if typed != nil && runtime.DefaultUnstructuredConverter.FromUnstructured(live.(*unstructured.Unstructured).Object, typed) == nil {
+		return typed
 	}
-	return w
+	out := d.DeepCopyObject().(client.Object)
+	out.SetGeneration(live.GetGeneration())
+	out.SetUID(live.GetUID())
+	return out
 }
 
 // rollout summarises a workload's pods.

@@ -1,12 +1,16 @@
 package collector
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,31 +101,51 @@ func TestRequeueBy(t *testing.T) {
 	}
 }
 
-// A workload this reconcile configured or recreated is seen as not yet observed by its controller
-// (generation one past the observed one), so its old status cannot make the collector Ready; an
-// unchanged one, another object's change, or a created workload leave it as read.
-func TestAfterApply(t *testing.T) {
+// The status sees the newest version of the workload this reconcile knows: the API server's answer
+// to the apply (or to the read that caught a stale cache up) over the cached copy, the cached copy
+// when the apply left it alone, the desired object when it does not exist; never another object's.
+func TestCurrentWorkload(t *testing.T) {
 	g := NewWithT(t)
-	meta := metav1.ObjectMeta{Name: "c-collector", Namespace: "ns", Generation: 3}
-	dep := &appsv1.Deployment{ObjectMeta: meta, Status: appsv1.DeploymentStatus{ObservedGeneration: 3}}
-	ds := &appsv1.DaemonSet{ObjectMeta: meta, Status: appsv1.DaemonSetStatus{ObservedGeneration: 3}}
-	sts := &appsv1.StatefulSet{ObjectMeta: meta, Status: appsv1.StatefulSetStatus{ObservedGeneration: 3}}
-	change := func(kind string, action apply.Action, name string) apply.ChangeSet {
-		return apply.ChangeSet{{GVK: appsv1.SchemeGroupVersion.WithKind(kind), Namespace: "ns", Name: name, Action: action}}
-	}
 	for _, tc := range []struct {
-		w    client.Object
-		kind string
-	}{{dep, "Deployment"}, {ds, "DaemonSet"}, {sts, "StatefulSet"}} {
-		for _, action := range []apply.Action{apply.Configured, apply.Recreated} {
-			got := afterApply(tc.w, change(tc.kind, action, "c-collector"))
-			g.Expect(got.GetGeneration()).To(Equal(int64(4)), "%s %s", tc.kind, action)
-			g.Expect(tc.w.GetGeneration()).To(Equal(int64(3)), "the live object is not changed")
+		desired, cached client.Object
+	}{
+		{&appsv1.Deployment{}, &appsv1.Deployment{Status: appsv1.DeploymentStatus{ObservedGeneration: 3, AvailableReplicas: 1}}},
+		{&appsv1.DaemonSet{}, &appsv1.DaemonSet{Status: appsv1.DaemonSetStatus{ObservedGeneration: 3, NumberAvailable: 1}}},
+		{&appsv1.StatefulSet{}, &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ObservedGeneration: 3, AvailableReplicas: 1}}},
+	} {
+		kind := reflect.TypeOf(tc.desired).Elem().Name()
+		gvk := appsv1.SchemeGroupVersion.WithKind(kind)
+		for _, o := range []client.Object{tc.desired, tc.cached} {
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+			o.SetName("c-collector")
+			o.SetNamespace("ns")
 		}
-		g.Expect(afterApply(tc.w, change(tc.kind, apply.Unchanged, "c-collector"))).To(BeIdenticalTo(tc.w))
-		g.Expect(afterApply(tc.w, change(tc.kind, apply.Created, "c-collector"))).To(BeIdenticalTo(tc.w))
-		g.Expect(afterApply(tc.w, change(tc.kind, apply.Configured, "other"))).To(BeIdenticalTo(tc.w))
-		g.Expect(afterApply(tc.w, change("ConfigMap", apply.Configured, "c-collector"))).To(BeIdenticalTo(tc.w))
+		tc.cached.SetGeneration(3)
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "c-collector", Namespace: "ns"}}
+		desired := []client.Object{cm, tc.desired}
+		existing := apply.Objects{apply.KeyOf(tc.cached): tc.cached}
+
+		// The apply's answer: generation 4, the status of generation 3.
+		newer := &unstructured.Unstructured{}
+		newer.SetGroupVersionKind(gvk)
+		newer.SetName("c-collector")
+		newer.SetNamespace("ns")
+		newer.SetGeneration(4)
+		g.Expect(unstructured.SetNestedField(newer.Object, int64(3), "status", "observedGeneration")).To(Succeed())
+		answered := func(action apply.Action, name string, k schema.GroupVersionKind) apply.ChangeSet {
+			return apply.ChangeSet{{GVK: k, Namespace: "ns", Name: name, Action: action, Live: newer}}
+		}
+		for _, action := range []apply.Action{apply.Configured, apply.Recreated, apply.Unchanged} {
+			got := currentWorkload(desired, existing, answered(action, "c-collector", gvk))
+			g.Expect(got).To(BeAssignableToTypeOf(tc.desired), "%s %s", kind, action)
+			g.Expect(got.GetGeneration()).To(Equal(int64(4)), "%s %s", kind, action)
+			ro, _ := rolloutOf(got)
+			g.Expect(ro.upToDate).To(BeFalse(), "%s %s: a generation its controller has not observed", kind, action)
+		}
+		g.Expect(currentWorkload(desired, existing, apply.ChangeSet{{GVK: gvk, Namespace: "ns", Name: "c-collector", Action: apply.Unchanged}})).To(BeIdenticalTo(tc.cached))
+		g.Expect(currentWorkload(desired, existing, answered(apply.Configured, "other", gvk))).To(BeIdenticalTo(tc.cached))
+		g.Expect(currentWorkload(desired, existing, answered(apply.Configured, "c-collector", cm.GroupVersionKind()))).To(BeIdenticalTo(tc.cached))
+		g.Expect(currentWorkload(desired, apply.Objects{}, nil)).To(BeIdenticalTo(tc.desired))
 	}
-	g.Expect(afterApply(nil, change("Deployment", apply.Configured, "c-collector"))).To(BeNil())
+	g.Expect(currentWorkload([]client.Object{&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}}, apply.Objects{}, nil)).To(BeNil())
 }
