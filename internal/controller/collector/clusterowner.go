@@ -76,6 +76,9 @@ func (c ownershipConflict) Error() string {
 // immutable field, delete) an object someone else created under the generated name. Objects in
 // existing are otelcol's already; the others are read uncached (the cache only holds objects with
 // our labels), which happens only until they exist as ours: a converged collector reads nothing.
+// The reads are served from the API server's watch cache (resourceVersion 0), which costs it half
+// of a read from etcd (bench/apicost) and can lag etcd by moments; so can any read, since an object
+// may be created between the read and the apply.
 func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) error {
 	reader := r.APIReader
 	if reader == nil {
@@ -100,7 +103,7 @@ func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTe
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = reader.Get(ctx, client.ObjectKeyFromObject(d), lives[i])
+			errs[i] = reader.Get(ctx, client.ObjectKeyFromObject(d), lives[i], fromWatchCache)
 		}()
 	}
 	wg.Wait()
@@ -134,6 +137,9 @@ func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTe
 	}
 	return nil
 }
+
+// fromWatchCache asks the API server for its watch cache's copy of an object.
+var fromWatchCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
 
 // ownershipReads bounds checkOwnership's concurrent reads.
 const ownershipReads = 4
