@@ -76,7 +76,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
+	defer func() { _ = c.Stop() }()
 	if _, err := simcluster.InstallCRDs(ctx, c.Config, cfg.crds, "apicost"); err != nil {
 		return err
 	}
