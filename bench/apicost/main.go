@@ -14,7 +14,6 @@ import (
 	"os"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -111,7 +111,7 @@ func run(ctx context.Context, cfg config) error {
 		if cfg.profile != "" && cfg.profKind != "" && strings.HasPrefix(k.name, cfg.profKind) {
 			prof = profile(ctx, c, cfg.profile)
 		}
-		got, err := measure(c, cfg, k, idle)
+		got, err := measure(ctx, c, cfg, k, idle)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
@@ -148,11 +148,11 @@ const settle = 2 * time.Second
 
 // measure runs k's requests and returns its rows (two for an alternating kind), with the idle
 // CPU rate (seconds per second, by process) taken off.
-func measure(c *simcluster.Cluster, cfg config, k kind, idle map[string]float64) ([]row, error) {
+func measure(ctx context.Context, c *simcluster.Cluster, cfg config, k kind, idle map[string]float64) ([]row, error) {
 	if k.alt == nil {
 		before := cpu(c)
 		start := time.Now()
-		el, err := batch(cfg, 0, cfg.requests, k.fn)
+		el, err := batch(ctx, cfg, 0, cfg.requests, k.fn)
 		time.Sleep(settle)
 		if err != nil {
 			return nil, err
@@ -169,7 +169,7 @@ func measure(c *simcluster.Cluster, cfg config, k kind, idle map[string]float64)
 		for i, fn := range []func(int) error{k.fn, k.alt} {
 			before := cpu(c)
 			start := time.Now()
-			el, err := batch(cfg, from, to, fn)
+			el, err := batch(ctx, cfg, from, to, fn)
 			if err != nil {
 				return nil, err
 			}
@@ -196,34 +196,11 @@ func since(before, after, idle map[string]float64, d time.Duration) map[string]f
 	return used
 }
 
-// batch sends requests from..to-1 of fn, cfg.workers at a time.
-func batch(cfg config, from, to int, fn func(int) error) (time.Duration, error) {
+// batch sends requests from..to-1 of fn, cfg.workers at a time, and returns how long they took.
+func batch(ctx context.Context, cfg config, from, to int, fn func(int) error) (time.Duration, error) {
 	start := time.Now()
-	ch := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for range cfg.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ch {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := from; i < to; i++ {
-		ch <- i
-	}
-	close(ch)
-	wg.Wait()
-	return time.Since(start), first
+	err := parallel.Run(ctx, to-from, cfg.workers, func(_ context.Context, i int) error { return fn(from + i) })
+	return time.Since(start), err
 }
 
 // cost turns the CPU seconds a batch of n requests used into milliseconds per request.

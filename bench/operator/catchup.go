@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -104,7 +105,7 @@ func (b *bench) createCatchupDeployments(ctx context.Context, r *catchupResult) 
 		}
 	}
 	say("creating %d Deployments of %d replicas (inject-java: true) in %d namespaces", r.Deployments, perDep, r.Namespaces)
-	err := parallel(ctx, r.Deployments, b.cfg.workers, func(ctx context.Context, i int) error {
+	err := parallel.Run(ctx, r.Deployments, b.cfg.workers, func(ctx context.Context, i int) error {
 		_, err := b.cs.AppsV1().Deployments(catchupNS(i%r.Namespaces)).Create(ctx, catchupDeployment(i, perDep), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/internal/naming"
 	"github.com/otelop/otelop/test/simcluster"
@@ -74,7 +75,7 @@ func (b *bench) churn(ctx context.Context, r *scaleResult, c *churnResult) (err 
 	say("churn: changing the configuration of %d collectors at once (%s)", len(idx), c.kinds())
 	c.LoadAt = procstat.LoadAvg()
 	start := time.Now()
-	if err := parallel(ctx, len(idx), len(idx), func(ctx context.Context, j int) error {
+	if err := parallel.Run(ctx, len(idx), len(idx), func(ctx context.Context, j int) error {
 		col := collector(collectorNS(idx[j], b.cfg.colNS), collectorName(idx[j]))
 		return b.cl.Patch(ctx, col, client.RawPatch(types.MergePatchType, patch))
 	}); err != nil {
@@ -111,7 +112,7 @@ func (b *bench) sidecarApps(ctx context.Context, r *scaleResult) error {
 	r.SidecarApps = len(deps)
 	say("creating %d Deployments whose pods ask for a sidecar collector", len(deps))
 	start := time.Now()
-	if err := parallel(ctx, len(deps), b.cfg.workers, func(ctx context.Context, i int) error {
+	if err := parallel.Run(ctx, len(deps), b.cfg.workers, func(ctx context.Context, i int) error {
 		_, err := b.cs.AppsV1().Deployments(deps[i].Namespace).Create(ctx, deps[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {
@@ -201,7 +202,7 @@ func (b *bench) churnFloor(ctx context.Context, c *churnResult) error {
 	say("churn floor: a new ConfigMap and a pod template patch for each of %d workloads, %d at a time", len(c.keys), b.cfg.workers)
 	c.LoadAtFloor = procstat.LoadAvg()
 	start := time.Now()
-	err = parallel(ctx, len(c.keys), b.cfg.workers, func(ctx context.Context, i int) error {
+	err = parallel.Run(ctx, len(c.keys), b.cfg.workers, func(ctx context.Context, i int) error {
 		ns, name, _ := strings.Cut(c.keys[i], "/")
 		w := before[c.keys[i]]
 		old, err := b.cs.CoreV1().ConfigMaps(ns).Get(ctx, w.ConfigMap, metav1.GetOptions{})

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/test/simcluster"
 )
 
@@ -32,37 +33,6 @@ const (
 	podsPerNodeCap  = 1800
 	noiseNamespaces = 20
 )
-
-// parallel runs fn(0..n-1) on workers goroutines and returns the first error.
-func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return first
-}
 
 func ensureNamespace(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string) error {
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
@@ -165,7 +135,7 @@ func (n *noise) add(ctx context.Context, total int, timeout time.Duration) error
 	stopProgress := ticker(10*time.Second, func() {
 		say("  ... %d/%d noise objects created", done.Load(), 3*per)
 	})
-	err := parallel(ctx, per, n.workers, func(ctx context.Context, k int) error {
+	err := parallel.Run(ctx, per, n.workers, func(ctx context.Context, k int) error {
 		cm, sec, pod := n.objects(base + k)
 		if _, err := n.cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err

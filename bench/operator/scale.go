@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -222,7 +223,7 @@ func (b *bench) convergeMixed(ctx context.Context, r *scaleResult) error {
 		apiProfileDone = b.profileAPIServer(ctx, b.cfg.profileFor, b.cfg.apiProfile)
 	}
 	start := time.Now()
-	if err := parallel(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
+	if err := parallel.Run(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
 		return b.cl.Create(ctx, collectorMode(collectorNS(i, b.cfg.colNS), collectorName(i), scaleMode(i)))
 	}); err != nil {
 		return fmt.Errorf("creating collectors: %w", err)
@@ -356,7 +357,7 @@ func (b *bench) scaleFloor(ctx context.Context, r *scaleResult, fs *floorSet) er
 		return err
 	}
 	start := time.Now()
-	if err := parallel(ctx, len(fs.items), b.cfg.workers, func(ctx context.Context, i int) error {
+	if err := parallel.Run(ctx, len(fs.items), b.cfg.workers, func(ctx context.Context, i int) error {
 		return fs.items[i].create(ctx, b.cs)
 	}); err != nil {
 		return fmt.Errorf("floor: %w", err)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/bench/internal/procstat"
 	"github.com/otelop/otelop/test/simcluster"
 )
@@ -342,7 +343,7 @@ func (b *bench) convergeCollectors(ctx context.Context, r *scenarioResult) error
 	say("creating %d collectors in %d namespaces (%d concurrent requests)", n, len(namespaces), b.cfg.workers)
 	r.LoadAtCollectors = procstat.LoadAvg()
 	start := time.Now()
-	if err := parallel(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
+	if err := parallel.Run(ctx, n, b.cfg.workers, func(ctx context.Context, i int) error {
 		return b.cl.Create(ctx, collector(collectorNS(i, b.cfg.colNS), collectorName(i)))
 	}); err != nil {
 		return fmt.Errorf("creating collectors: %w", err)
@@ -492,7 +493,7 @@ func (b *bench) floor(ctx context.Context, r *scenarioResult) error {
 	say("floor: creating the same %d Deployments directly (%d concurrent requests)", len(deps), b.cfg.workers)
 	r.LoadAtFloor = procstat.LoadAvg()
 	start := time.Now()
-	if err := parallel(ctx, len(deps), b.cfg.workers, func(ctx context.Context, i int) error {
+	if err := parallel.Run(ctx, len(deps), b.cfg.workers, func(ctx context.Context, i int) error {
 		_, err := b.cs.AppsV1().Deployments(deps[i].Namespace).Create(ctx, deps[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/bench/internal/parallel"
 	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
@@ -186,7 +187,7 @@ func (b *bench) measure(ctx context.Context, cs benchCase) (row, error) {
 	var mutated, unmutated int
 	var mu = make(chan struct{}, 1)
 	mu <- struct{}{}
-	err = parallel(b.cfg.pods, b.cfg.concurrency, func(i int) error {
+	err = parallel.Run(ctx, b.cfg.pods, b.cfg.concurrency, func(ctx context.Context, i int) error {
 		p := b.pod(cs, fmt.Sprintf("p-%04d", i))
 		if err := b.c.Create(ctx, p); err != nil {
 			return err
