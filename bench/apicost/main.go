@@ -214,15 +214,7 @@ func cost(name string, n int, el time.Duration, used map[string]float64) row {
 }
 
 // cpu is the CPU seconds of each of the cluster's processes, by name.
-func cpu(c *simcluster.Cluster) map[string]float64 {
-	t := map[string]float64{}
-	for _, pid := range c.PIDs() {
-		if name, sec, err := procstat.CPU(pid); err == nil {
-			t[name] += sec
-		}
-	}
-	return t
-}
+func cpu(c *simcluster.Cluster) map[string]float64 { return procstat.CPUByName(c.PIDs()) }
 
 // profile starts a 3-second CPU profile of kube-apiserver; the returned func waits and writes it.
 func profile(ctx context.Context, c *simcluster.Cluster, path string) func() error {

@@ -27,17 +27,11 @@ type cpuTimes map[string]float64
 // cpuNow samples the cluster's processes, the operator and this harness.
 func (b *bench) cpuNow() cpuTimes {
 	t := cpuTimes{}
-	pids := []int{os.Getpid()}
 	if b.c != nil {
-		pids = append(pids, b.c.PIDs()...)
+		t = procstat.CPUByName(b.c.PIDs())
 	}
-	for _, pid := range pids {
-		if name, sec, err := procstat.CPU(pid); err == nil {
-			if pid == os.Getpid() {
-				name = "bench"
-			}
-			t[name] += sec
-		}
+	if _, sec, err := procstat.CPU(os.Getpid()); err == nil {
+		t["bench"] = sec
 	}
 	if b.op != nil {
 		if _, sec, err := procstat.CPU(b.op.Pid()); err == nil {

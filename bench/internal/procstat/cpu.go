@@ -41,6 +41,18 @@ func CPU(pid int) (string, float64, error) {
 	return name, (ut + st) / clockTicks, nil
 }
 
+// CPUByName is the CPU seconds used so far by each of pids, summed by command name (pids that
+// are gone are left out).
+func CPUByName(pids []int) map[string]float64 {
+	t := map[string]float64{}
+	for _, pid := range pids {
+		if name, sec, err := CPU(pid); err == nil {
+			t[name] += sec
+		}
+	}
+	return t
+}
+
 // MetricSum sums every series of a metric on http://<addr>/metrics (Prometheus text format).
 // A name with an open label selector (`metric{label="x"`) sums the series it starts.
 func MetricSum(ctx context.Context, addr, name string) (float64, error) {

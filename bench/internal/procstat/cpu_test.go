@@ -37,3 +37,20 @@ func TestMetricSum(t *testing.T) {
 		t.Error("a missing metric is an error")
 	}
 }
+
+func TestCPUByNameSumsByCommand(t *testing.T) {
+	t1 := CPUByName([]int{os.Getpid(), os.Getpid(), -1})
+	if len(t1) != 1 {
+		t.Fatalf("%v: want one command (this process, twice; the missing pid left out)", t1)
+	}
+	_, once, err := CPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sec := range t1 {
+		// Both samples came before once's, by less than a few ticks.
+		if sec > 2*once || sec < 2*once-0.5 {
+			t.Fatalf("%s: %.2f s for two earlier samples of a process at %.2f s", name, sec, once)
+		}
+	}
+}
