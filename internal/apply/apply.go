@@ -98,6 +98,14 @@ type Applier struct {
 	// RecreateWait bounds how long a recreate waits for the old object to be deleted (orphaning
 	// its dependents is the garbage collector's work) before it reports ErrRecreatePending.
 	RecreateWait time.Duration
+	// CreateMissing creates an object the caller's cache does not hold with a plain create instead
+	// of a server-side apply: cheaper for the API server, and an object someone else made under the
+	// same name makes the create fail instead of being taken over (see create.go).
+	CreateMissing bool
+	// Adoptable decides, with CreateMissing, whether an object that exists under a desired
+	// object's name (created by someone, or not yet in the caller's cache) may be taken over
+	// (default SameOwner); when it may not, Apply returns an *OwnershipError.
+	Adoptable func(desired, live client.Object) bool
 	// Parallel bounds how many independent objects ApplyStages writes at once (<= 1: one after
 	// the other). Writes wait on the API server, not on this process: a reconcile that sends its
 	// independent writes together takes one round trip per stage instead of one per object.
@@ -108,6 +116,9 @@ type Applier struct {
 
 	mu      sync.Mutex
 	applied map[key]record
+	// refused holds the objects createMissing found to be someone else's (read, not created, until
+	// they are gone or adoptable).
+	refused map[key]bool
 }
 
 // DefaultParallel is New's Parallel.
@@ -115,7 +126,7 @@ const DefaultParallel = 4
 
 // New returns an Applier that writes through c as field manager owner.
 func New(c client.Client, owner string) *Applier {
-	return &Applier{client: c, owner: owner, applied: map[key]record{}, RecreateWait: 3 * time.Second, Parallel: DefaultParallel}
+	return &Applier{client: c, owner: owner, applied: map[key]record{}, refused: map[key]bool{}, RecreateWait: 3 * time.Second, Parallel: DefaultParallel}
 }
 
 // Apply makes the object exist as desired. live is the object as the caller's cache sees it, or
@@ -145,6 +156,19 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 			ch.Live = caught
 		}
 	}
+	if live == nil && a.CreateMissing {
+		created, existing, err := a.createMissing(ctx, k, u, hash)
+		if err != nil {
+			return ch, err
+		}
+		if created != nil {
+			a.remember(k, hash, created.GetResourceVersion())
+			ch.Action, ch.Live = Created, created
+			return ch, nil
+		}
+		live = existing
+		ch.Live = existing
+	}
 	if live != nil {
 		if a.upToDate(k, hash, live.GetResourceVersion()) {
 			ch.Action = Unchanged
@@ -152,14 +176,21 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 		}
 		// Not applied by this process to this version (a restart, a change by someone else, an
 		// object another tool made): decide from the live object whether anything must be sent.
-		ok, rv, err := a.inPlace(ctx, u, live)
+		v, err := a.inPlace(ctx, u, hash, live)
 		if err != nil {
 			return ch, err
 		}
-		if ok {
-			a.remember(k, hash, rv)
+		if v.inPlace {
+			a.remember(k, hash, v.resourceVersion)
 			ch.Action = Unchanged
 			return ch, nil
+		}
+		// Created by this applier (create.go): its create entry becomes our Apply entry first, so
+		// that the apply removes what the desired state dropped since.
+		if v.created {
+			if err := a.upgradeCreateEntries(ctx, u); err != nil {
+				return ch, err
+			}
 		}
 	}
 	before := ""

@@ -21,33 +21,58 @@ import (
 //     e.g. server defaults and other managers' fields), and
 //   - nothing has to be removed: either our field manager's Apply entry in live's managedFields
 //     covers exactly the fields of desired (OwnsExactly), so no field we applied before and no
-//     longer want is left, or our manager has no entry at all (the object was made by someone else,
+//     longer want is left, or the object was created by this applier (CreateMissing) from a
+//     desired state with the same hash, so nothing was dropped since (see create.go), or our
+//     manager has no entry at all (the object was made by someone else,
 //     e.g. upstream's operator with Update requests: it is accepted as it is, and extra fields it
 //     carries stay until our desired state changes and we apply it).
 
-// inPlace reports whether desired is already in place in live, and the resourceVersion that
-// verdict is for. live may be metadata-only or have its managedFields stripped by a cache; the
-// full object is then read from the API server (a read, never a write).
-func (a *Applier) inPlace(ctx context.Context, desired *unstructured.Unstructured, live client.Object) (bool, string, error) {
+// verdict is inPlace's answer.
+type verdict struct {
+	// inPlace: nothing needs to be sent.
+	inPlace bool
+	// resourceVersion is the version of the object the verdict is for.
+	resourceVersion string
+	// created: the object holds Update entries of the applier's creates (create.go), which must
+	// be converted before an apply.
+	created bool
+}
+
+// inPlace reports whether desired is already in place in live. live may be metadata-only or have
+// its managedFields stripped by a cache; the full object is then read from the API server (a
+// read, never a write).
+func (a *Applier) inPlace(ctx context.Context, desired *unstructured.Unstructured, hash string, live client.Object) (verdict, error) {
 	full, err := a.fullObject(ctx, desired, live)
 	if err != nil || full == nil {
-		return false, "", err
+		return verdict{}, err
 	}
+	v := verdict{resourceVersion: full.GetResourceVersion()}
+	created := a.createEntries(full)
+	v.created = len(created) > 0
 	if !Contains(full.Object, desired.Object) {
-		return false, "", nil
+		return v, nil
 	}
 	entry := ownEntry(full, a.owner)
+	if v.created {
+		// Created by this applier and never applied since: in place only while the desired state
+		// is the one created. An Apply entry beside it (an apply that did not convert it) means
+		// the entry must be converted first.
+		v.inPlace = entry == nil && len(created) == 1 && created[0] == a.createManager(hash)
+		return v, nil
+	}
 	if entry == nil {
-		return true, full.GetResourceVersion(), nil
+		v.inPlace = true
+		return v, nil
 	}
 	if entry.APIVersion != desired.GetAPIVersion() || entry.FieldsV1 == nil {
-		return false, "", nil
+		return v, nil
 	}
 	owned := map[string]any{}
 	if err := json.Unmarshal(entry.FieldsV1.GetRawBytes(), &owned); err != nil {
-		return false, "", fmt.Errorf("reading managedFields of %s %s: %w", desired.GetKind(), desired.GetName(), err)
+		return v, fmt.Errorf("reading managedFields of %s %s: %w", desired.GetKind(), desired.GetName(), err)
 	}
-	return OwnsExactly(owned, desired.Object), full.GetResourceVersion(), nil
+	v.inPlace = OwnsExactly(owned, desired.Object)
+	return v, nil
 }
 
 // fullObject returns live as unstructured with its content and managedFields, reading it from the
@@ -97,8 +122,8 @@ func ownEntry(u *unstructured.Unstructured, manager string) *metav1.ManagedField
 const ReducedManagedFields = "(others, reduced by the operator's cache)"
 
 // KeepOwnManagedFields returns a cache transform that keeps only the given managers' Apply entries
-// of managedFields (in full; none of a metadata-only object) plus one stub entry without a field
-// set. The stub tells the applier
+// of managedFields and the Update entries their creates left (create.go; in full; none of a
+// metadata-only object) plus one stub entry without a field set. The stub tells the applier
 // that the cache reduced managedFields (rather than stripped them, which makes it read the object),
 // so that the bulk of managedFields is never held in memory and the applier needs no read to
 // decide; it also makes the reduced list undecodable for the API server (see below).
@@ -120,7 +145,8 @@ func KeepOwnManagedFields(managers ...string) func(any) (any, error) {
 		// A metadata-only object is read in full before a decision anyway: keep nothing of it.
 		if _, metaOnly := in.(*metav1.PartialObjectMetadata); !metaOnly {
 			for _, e := range entries {
-				if ours[e.Manager] && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+				if e.Subresource == "" && (ours[e.Manager] && e.Operation == metav1.ManagedFieldsOperationApply ||
+					e.Operation == metav1.ManagedFieldsOperationUpdate && ours[createOwner(e.Manager)]) {
 					kept = append(kept, e)
 				}
 			}
@@ -433,4 +459,14 @@ func isEmpty(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// createOwner returns the owner whose create left an entry under manager (create.go), "" when
+// manager is not a create's.
+func createOwner(manager string) string {
+	i := strings.LastIndex(manager, createManagerInfix)
+	if i <= 0 || len(manager)-i-len(createManagerInfix) != createHashLen {
+		return ""
+	}
+	return manager[:i]
 }

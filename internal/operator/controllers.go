@@ -34,6 +34,10 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options, shard
 		return err
 	}
 	applier := apply.New(mgr.GetClient(), collectorctrl.FieldOwner)
+	// Objects missing from the cache are created (one write, no read): cheaper for the API server
+	// than an apply, and a create that fails shows an object someone else made under the name.
+	applier.CreateMissing = true
+	applier.Adoptable = collectorctrl.Adoptable
 	r := &collectorctrl.Reconciler{
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),

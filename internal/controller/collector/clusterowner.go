@@ -1,14 +1,10 @@
 package collector
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -70,79 +66,37 @@ func (c ownershipConflict) Error() string {
 		"(rename this collector, or delete the other object if it is stale)", c.kind, name, c.owner)
 }
 
-// checkOwnership returns an ownershipConflict for the first desired object that exists but is not
-// otelcol's: a namespaced object without otelcol's controller reference, a cluster-scoped one that
-// ownsClusterObject rejects. Forced server-side apply would otherwise take over (or, for an
-// immutable field, delete) an object someone else created under the generated name. Objects in
-// existing are otelcol's already; the others are read uncached (the cache only holds objects with
-// our labels), which happens only until they exist as ours: a converged collector reads nothing.
-// The reads are served from the API server's watch cache (resourceVersion 0), which costs it half
-// of a read from etcd (bench/apicost) and can lag etcd by moments; so can any read, since an object
-// may be created between the read and the apply.
-func (r *Reconciler) checkOwnership(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) error {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
+// Adoptable is the collector applier's apply.Applier.Adoptable: whether an object that exists
+// under a desired object's name (the applier's create of it failed) may be taken over. It may
+// when it is the same owner's (apply.SameOwner: the collector's controller reference, or for a
+// cluster-scoped object the owner annotation naming the collector), or when it is a cluster-scoped
+// object without that annotation that upstream's operator or an earlier version made for the same
+// collector: its managed-by and instance labels are the desired ones (and so is its name, or the
+// create would not have failed; see ownsClusterObject). Anything else is someone else's: forced
+// server-side apply would take it over (or, for an immutable field, delete it), so the collector
+// is reported Stalled with reason OwnershipConflict instead.
+func Adoptable(desired, live client.Object) bool {
+	if apply.SameOwner(desired, live) {
+		return true
 	}
-	var missing []client.Object
-	for _, d := range desired {
-		if _, ok := existing[apply.KeyOf(d)]; !ok {
-			missing = append(missing, d)
-		}
+	if desired.GetNamespace() != "" {
+		return false
 	}
-	// The reads are independent round trips (a new collector has all of its objects missing):
-	// send them together, then judge them in desired's order.
-	lives := make([]*metav1.PartialObjectMetadata, len(missing))
-	errs := make([]error, len(missing))
-	sem := make(chan struct{}, ownershipReads)
-	var wg sync.WaitGroup
-	for i, d := range missing {
-		lives[i] = &metav1.PartialObjectMetadata{}
-		lives[i].SetGroupVersionKind(d.GetObjectKind().GroupVersionKind())
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = reader.Get(ctx, client.ObjectKeyFromObject(d), lives[i], fromWatchCache)
-		}()
+	if _, annotated := live.GetAnnotations()[apply.OwnerAnnotation]; annotated {
+		return false
 	}
-	wg.Wait()
-	for i, d := range missing {
-		live, err := lives[i], errs[i]
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s %s: %w", live.Kind, d.GetName(), err)
-		}
-		var owner string
-		if d.GetNamespace() == "" {
-			if ownsClusterObject(live, otelcol) {
-				continue
-			}
-			owner = live.GetAnnotations()[apply.OwnerAnnotation]
-			if owner == "" {
-				owner = "another owner (it has no " + apply.OwnerAnnotation + " annotation naming this collector)"
-			}
-		} else {
-			if ownedBy(live, otelcol) {
-				continue
-			}
-			owner = "another owner (it has no controller reference to this collector)"
-			if ref := metav1.GetControllerOfNoCopy(live); ref != nil {
-				owner = ref.Kind + " " + ref.Name
-			}
-		}
-		return ownershipConflict{kind: d.GetObjectKind().GroupVersionKind().Kind, namespace: d.GetNamespace(), name: d.GetName(), owner: owner}
-	}
-	return nil
+	want, have := desired.GetLabels(), live.GetLabels()
+	return have[ManagedByLabel] == ManagedByValue && want[InstanceLabel] != "" && have[InstanceLabel] == want[InstanceLabel]
 }
 
-// fromWatchCache asks the API server for its watch cache's copy of an object.
-var fromWatchCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
-
-// ownershipReads bounds checkOwnership's concurrent reads.
-const ownershipReads = 4
+// conflictOf returns the ownershipConflict that err (from the applier) carries, if any.
+func conflictOf(err error) (ownershipConflict, bool) {
+	var taken *apply.OwnershipError
+	if !errors.As(err, &taken) {
+		return ownershipConflict{}, false
+	}
+	return ownershipConflict{kind: taken.Kind, namespace: taken.Namespace, name: taken.Name, owner: taken.Owner}, true
+}
 
 // requestFromInstance maps a cluster-scoped object to its collector: by apply.OwnerAnnotation, or,
 // for objects without it, by the instance label <ns>.<name> (ambiguous once truncated; a wrong

@@ -154,6 +154,13 @@ func TestClusterRBACNameCollisionAcrossNamespacesIsRefused(t *testing.T) {
 	get(g, "", foreign.Name, foreign)
 	g.Expect(foreign.Rules).To(BeEmpty(), "the user's ClusterRole is unchanged")
 	g.Expect(strings.Join(keys(foreign.Labels), ",")).NotTo(ContainSubstring("managed-by"))
+
+	// Deleting the stalled collector leaves the user's ClusterRole alone (and no stalled collector
+	// behind for the tests that count writes).
+	g.Expect(k8s.Delete(ctx, c)).To(Succeed())
+	goneEventually(g, &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: c.Name}}, "stalled collector gone")
+	get(g, "", foreign.Name, foreign)
+	g.Expect(foreign.Rules).To(BeEmpty())
 }
 
 func keys(m map[string]string) []string {

@@ -45,5 +45,12 @@ func TestUserWorkloadWithTheGeneratedNameIsNotReplaced(t *testing.T) {
 	g.Expect(cur.DeletionTimestamp).To(BeNil())
 	g.Expect(cur.Spec.Selector.MatchLabels).To(Equal(labels))
 	g.Expect(cur.OwnerReferences).To(BeEmpty(), "not adopted")
-	g.Expect(cur.ManagedFields).NotTo(ContainElement(HaveField("Manager", "opentelemetry-operator")), "no field of it was applied")
+	g.Expect(cur.ManagedFields).NotTo(ContainElement(HaveField("Manager", HavePrefix("opentelemetry-operator"))), "no field of it was applied")
+
+	// Deleting the stalled collector leaves the user's StatefulSet alone.
+	g.Expect(k8s.Delete(ctx, col)).To(Succeed())
+	goneEventually(g, &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: col.Name}}, "stalled collector gone")
+	cur = get(g, ns, "u-collector", &appsv1.StatefulSet{})
+	g.Expect(cur.UID).To(Equal(theirs.UID))
+	g.Expect(cur.DeletionTimestamp).To(BeNil())
 }

@@ -44,12 +44,13 @@ type BuildFunc func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Cap
 type Reconciler struct {
 	// Client reads from the manager's (label-filtered) cache and writes to the API server.
 	Client client.Client
-	// APIReader reads from the API server, uncached (the manager's API reader): desired objects
-	// that exist without our ownership, before we would overwrite them (nil falls back to Client),
-	// and the collector's pods, listed only while its workload is not available or rolling out,
-	// to report a container that crash-loops or cannot start (nil disables that).
+	// APIReader reads from the API server, uncached (the manager's API reader): the collector's
+	// pods, listed only while its workload is not available or rolling out, to report a container
+	// that crash-loops or cannot start (nil disables that).
 	APIReader client.Reader
-	// Applier writes desired objects.
+	// Applier writes desired objects. It must create missing objects (CreateMissing, with
+	// Adoptable as its Adoptable): that is how the controller refuses an object someone else made
+	// under a generated name; SetupWithManager checks it.
 	Applier *apply.Applier
 	// Recorder emits Events: Applied when objects changed, and the Ready transitions a person
 	// wants to hear of (readyEvent).
@@ -122,14 +123,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.checkOwnership(ctx, otelcol, desired, existing); err != nil {
-		var conflict ownershipConflict
-		if !errors.As(err, &conflict) {
-			return ctrl.Result{}, err
-		}
+	// Objects missing from existing are created (the applier's CreateMissing): a create fails on an
+	// object someone else made under the generated name, which is then refused (Adoptable).
+	changes, applyErr := r.Applier.ApplyStages(ctx, desired, existing, applyStage)
+	if conflict, ok := conflictOf(applyErr); ok {
 		return r.conflicted(ctx, otelcol, conflict)
 	}
-	changes, applyErr := r.Applier.ApplyStages(ctx, desired, existing, applyStage)
 	if applyErr == nil {
 		pruned, err := r.prune(ctx, otelcol, desired, existing)
 		changes = append(changes, pruned...)

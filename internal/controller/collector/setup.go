@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,10 @@ type SetupOptions struct {
 // SetupWithManager registers the controller: it watches collectors and the objects they own
 // (metadata-only except workloads), and cluster-scoped RBAC through its instance label.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts SetupOptions) error {
+	if r.Applier == nil || !r.Applier.CreateMissing || r.Applier.Adoptable == nil {
+		return errors.New("the collector controller needs an applier that creates missing objects (apply.Applier.CreateMissing " +
+			"and Adoptable): a failed create is how it refuses an object someone else made under a generated name")
+	}
 	if opts.MaxConcurrentReconciles == 0 {
 		opts.MaxConcurrentReconciles = 4
 	}
