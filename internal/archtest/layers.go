@@ -121,7 +121,7 @@ var Layers = []Layer{
 	{
 		Name:     "applier",
 		Packages: []string{"internal/apply"},
-		What:     "ONE generic applier: server-side apply, skip unchanged, recreate on immutable change, delete with UID precondition",
+		What:     "ONE generic applier: create what is missing (ownership judged on a failed create), server-side apply, skip unchanged, recreate on immutable change, delete with UID precondition",
 	},
 	{
 		Name:     "autodetect",
