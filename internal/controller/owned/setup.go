@@ -13,10 +13,13 @@ import (
 )
 
 // NewSyncer returns the Syncer of an owning controller of kind owner: the manager's client, its
-// Event recorder for the operator, and applier, or when nil a new applier writing as fieldOwner.
+// Event recorder for the operator, and applier, or when nil a new applier writing as fieldOwner
+// that creates missing objects and refuses those of another owner (apply.Applier.CreateMissing,
+// apply.SameOwner), as the operator's shared applier does.
 func NewSyncer(mgr ctrl.Manager, applier *apply.Applier, fieldOwner string, owner schema.GroupVersionKind) Syncer {
 	if applier == nil {
 		applier = apply.New(mgr.GetClient(), fieldOwner)
+		applier.CreateMissing = true
 	}
 	return Syncer{
 		Client:   mgr.GetClient(),

@@ -2,6 +2,7 @@ package owned
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -74,8 +75,18 @@ func (s Syncer) Sync(ctx context.Context, owner client.Object, desired []client.
 		ctrl.LoggerFrom(ctx).Info("applied", "changes", changes.String())
 		s.Recorder.Eventf(owner, nil, "Normal", "Applied", "Apply", "%s", truncate(changes.String(), 1000))
 	}
+	var taken *apply.OwnershipError
+	if errors.As(applyErr, &taken) {
+		// Someone else's object under a generated name: not taken over. Retried with backoff (a
+		// read each time, see apply.Applier.CreateMissing), so the user's fix is picked up.
+		s.Recorder.Eventf(owner, nil, "Warning", ReasonOwnershipConflict, "Apply", "%s", truncate(taken.Error(), 1000))
+	}
 	return applyErr
 }
+
+// ReasonOwnershipConflict is the reason of the Warning Event Sync emits when a desired object
+// exists and belongs to someone else (the collector's condition reason of the same case).
+const ReasonOwnershipConflict = "OwnershipConflict"
 
 // PatchStatus sets *status (a field of obj) to want and merge-patches obj's status subresource,
 // but only when want differs from the stored status.

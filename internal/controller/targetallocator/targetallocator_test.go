@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -280,4 +281,42 @@ func TestRestartWritesNothing(t *testing.T) {
 	createConverged(t, ns, names...)
 	managertest.ExpectQuiet(t, writes, managertest.Quiet{Controller: "targetallocator", Namespace: ns,
 		MinReconciles: 2 * float64(len(names)), What: "after the restart"}, managertest.RestartThenWait(restart, 2*syncPeriod+time.Second))
+}
+
+// TestForeignObjectIsNotTakenOver: a user's ConfigMap under the name a target allocator generates
+// is neither taken over nor changed (the applier's create fails, the object is read and refused);
+// the target allocator gets a Warning Event (reason OwnershipConflict) and its other objects are
+// made. Once the user deletes the ConfigMap, the target allocator's own is created.
+func TestForeignObjectIsNotTakenOver(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	name := "taken-targetallocator"
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "theirs"}}
+	g.Expect(k8s.Create(ctx, theirs)).To(Succeed())
+	ta := newTA(ns, "taken")
+	g.Expect(k8s.Create(ctx, ta)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		found := false
+		for _, e := range list.Items {
+			found = found || (e.Regarding.Name == "taken" && e.Reason == "OwnershipConflict" && e.Type == corev1.EventTypeWarning)
+		}
+		g.Expect(found).To(BeTrue(), "a Warning Event on the target allocator")
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	cur := get(g, ns, name, &corev1.ConfigMap{})
+	g.Expect(cur.UID).To(Equal(theirs.UID))
+	g.Expect(cur.Data).To(Equal(map[string]string{"k": "theirs"}))
+	g.Expect(cur.OwnerReferences).To(BeEmpty(), "not adopted")
+	g.Expect(cur.ManagedFields).NotTo(ContainElement(HaveField("Manager", HavePrefix("opentelemetry-operator"))), "no field of it was written")
+
+	g.Expect(k8s.Delete(ctx, cur)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cm := get(g, ns, name, &corev1.ConfigMap{})
+		isController(g, cm, get(g, ns, "taken", &v1alpha1.TargetAllocator{}))
+		g.Expect(cm.Data).To(HaveKey(mta.ConfigMapKey))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Expect(k8s.Delete(ctx, ta)).To(Succeed())
 }
