@@ -51,17 +51,12 @@ func (a *Applier) createManager(hash string) string {
 	return a.owner + createManagerInfix + hash
 }
 
-// isCreateManager reports whether manager is one of createManager's names for owner.
-func isCreateManager(manager, owner string) bool {
-	return createOwner(manager) == owner
-}
-
 // createEntries returns the names of the Update entries for the main resource that the applier's
 // creates left in live's managedFields (normally at most one).
 func (a *Applier) createEntries(live client.Object) []string {
 	var names []string
 	for _, e := range live.GetManagedFields() {
-		if e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" && isCreateManager(e.Manager, a.owner) {
+		if e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" && createOwner(e.Manager) == a.owner {
 			names = append(names, e.Manager)
 		}
 	}
@@ -76,12 +71,8 @@ type OwnershipError struct {
 }
 
 func (e *OwnershipError) Error() string {
-	name := e.Name
-	if e.Namespace != "" {
-		name = e.Namespace + "/" + e.Name
-	}
 	return fmt.Sprintf("%s %q already exists and belongs to %s; the operator does not take it over "+
-		"(rename the owner, or delete the other object if it is stale)", e.Kind, name, e.Owner)
+		"(rename the owner, or delete the other object if it is stale)", e.Kind, namespacedName(e.Namespace, e.Name), e.Owner)
 }
 
 // createMissing creates u under createManager(hash). When it exists already, it returns the
@@ -138,11 +129,14 @@ func (a *Applier) setRefused(k key, refused bool) {
 	}
 }
 
-func objectName(o client.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
+func objectName(o client.Object) string { return namespacedName(o.GetNamespace(), o.GetName()) }
+
+// namespacedName is "<namespace>/<name>", or the name alone for a cluster-scoped object.
+func namespacedName(namespace, name string) string {
+	if namespace == "" {
+		return name
 	}
-	return o.GetNamespace() + "/" + o.GetName()
+	return namespace + "/" + name
 }
 
 // describeOwner names who an object belongs to, for an OwnershipError.
