@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // namespace holds every object the tool makes.
@@ -95,6 +96,22 @@ func (r *requests) create(o client.Object) error {
 	return r.c.Create(r.ctx, o, client.FieldOwner("apicost"))
 }
 
+// createJSON is a create sent as JSON, the way an unstructured object goes (a typed built-in
+// object goes as protobuf).
+func (r *requests) createJSON(o client.Object) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	gvk, err := apiutil.GVKForObject(o, r.c.Scheme())
+	if err != nil {
+		return err
+	}
+	u.SetGroupVersionKind(gvk)
+	return r.c.Create(r.ctx, u, client.FieldOwner("apicost"))
+}
+
 // apply is a server-side apply as the operator's applier sends it (unstructured, forced).
 func (r *requests) apply(o client.Object) error {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
@@ -111,7 +128,8 @@ func name(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix, i) 
 
 func kinds(r *requests) []kind {
 	return []kind{
-		{name: "ConfigMap create", fn: func(i int) error { return r.create(r.configMap(name("cm-post", i), "")) }},
+		{name: "ConfigMap create", fn: func(i int) error { return r.create(r.configMap(name("cm-post", i), "")) },
+			altName: "ConfigMap create, as JSON", alt: func(i int) error { return r.createJSON(r.configMap(name("cm-json", i), "")) }},
 		{name: "ConfigMap server-side apply, creating", fn: func(i int) error { return r.apply(r.configMap(name("cm-ssa", i), "")) }},
 		{name: "ConfigMap server-side apply, changing", fn: func(i int) error { return r.apply(r.configMap(name("cm-ssa", i), "# changed\n")) }},
 		{name: "ConfigMap get, not found", fn: func(i int) error {
@@ -144,6 +162,7 @@ func kinds(r *requests) []kind {
 		}},
 		// Last: kube-controller-manager makes a ReplicaSet for each, work that outlasts the batch.
 		{name: "Deployment (0 replicas): create", fn: func(i int) error { return r.create(r.deployment(name("dep-post", i))) },
-			altName: "Deployment (0 replicas): server-side apply, creating", alt: func(i int) error { return r.apply(r.deployment(name("dep-ssa", i))) }},
+			altName: "Deployment (0 replicas): create, as JSON", alt: func(i int) error { return r.createJSON(r.deployment(name("dep-json", i))) }},
+		{name: "Deployment (0 replicas): server-side apply, creating", fn: func(i int) error { return r.apply(r.deployment(name("dep-ssa", i))) }},
 	}
 }

@@ -73,6 +73,9 @@ type queueStats struct {
 	QueueCount   float64 `json:"queue_count"`
 	WorkSeconds  float64 `json:"work_seconds_sum"`
 	WorkCount    float64 `json:"work_count"`
+	// Requests is the operator's requests to the API server by HTTP method (reads included,
+	// which the audit log leaves out).
+	Requests map[string]float64 `json:"requests_by_method,omitempty"`
 }
 
 func (p *operatorProc) queueStats(ctx context.Context) queueStats {
@@ -82,18 +85,37 @@ func (p *operatorProc) queueStats(ctx context.Context) queueStats {
 	q.QueueCount, _ = p.metricSum(ctx, "workqueue_queue_duration_seconds_count")
 	q.WorkSeconds, _ = p.metricSum(ctx, "workqueue_work_duration_seconds_sum")
 	q.WorkCount, _ = p.metricSum(ctx, "workqueue_work_duration_seconds_count")
+	q.Requests, _ = procstat.MetricByLabel(ctx, p.metrics, "rest_client_requests_total", "method")
 	return q
 }
 
 // String gives the mean wait in the queue and the mean reconcile.
 func (q queueStats) String() string {
-	return fmt.Sprintf("%.0f adds, %.0f reconciles: mean %.0f ms queued, mean %.0f ms working (%.1f s of reconciling)",
+	s := fmt.Sprintf("%.0f adds, %.0f reconciles: mean %.0f ms queued, mean %.0f ms working (%.1f s of reconciling)",
 		q.Adds, q.WorkCount, 1000*q.QueueSeconds/max(q.QueueCount, 1), 1000*q.WorkSeconds/max(q.WorkCount, 1), q.WorkSeconds)
+	methods := make([]string, 0, len(q.Requests))
+	for m := range q.Requests {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	for i, m := range methods {
+		methods[i] = fmt.Sprintf("%s %.0f", m, q.Requests[m])
+	}
+	if len(methods) > 0 {
+		s += "; requests to the API server: " + strings.Join(methods, ", ")
+	}
+	return s
 }
 
 func (q queueStats) minus(o queueStats) queueStats {
+	req := map[string]float64{}
+	for m, n := range q.Requests {
+		if d := n - o.Requests[m]; d > 0 {
+			req[m] = d
+		}
+	}
 	return queueStats{q.Adds - o.Adds, q.QueueSeconds - o.QueueSeconds, q.QueueCount - o.QueueCount,
-		q.WorkSeconds - o.WorkSeconds, q.WorkCount - o.WorkCount}
+		q.WorkSeconds - o.WorkSeconds, q.WorkCount - o.WorkCount, req}
 }
 
 // timedEvent is an audit event with its object and timestamps.

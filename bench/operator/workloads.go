@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +20,12 @@ var scaleModes = []string{"deployment", "daemonset", "statefulset", "sidecar"}
 
 func scaleMode(i int) string { return scaleModes[i%len(scaleModes)] }
 
-// operatorSelector selects what the operator made (its standard label).
-const operatorSelector = "app.kubernetes.io/managed-by=opentelemetry-operator"
+// The operator's standard label on what it makes, and the selector for it.
+const (
+	managedByLabel   = "app.kubernetes.io/managed-by"
+	managedByValue   = "opentelemetry-operator"
+	operatorSelector = managedByLabel + "=" + managedByValue
+)
 
 // workloadState is one collector workload as this harness sees it.
 type workloadState struct {
@@ -108,8 +113,9 @@ func configMapOf(spec *corev1.PodSpec) string {
 // floorSet is what the floor creates for each workload the operator made: its ServiceAccount and
 // ConfigMap (the objects its pods need) and the workload itself, copied without owner references,
 // status or server-set metadata, to be created on a fresh cluster where no operator runs.
-// With all (--floor-all), each workload's Services, PodDisruptionBudget and NetworkPolicy too:
-// every object the operator made for a collector with a workload.
+// With all (--floor-all), each workload's Services, PodDisruptionBudget and NetworkPolicy too,
+// and the ServiceAccount, ConfigMap and Services of each collector without a workload (sidecar
+// mode): every object the operator made for the collectors.
 type floorSet struct {
 	namespaces []string
 	items      []floorItem
@@ -117,17 +123,21 @@ type floorSet struct {
 }
 
 type floorItem struct {
-	key string // namespace/name of the workload
-	sa  *corev1.ServiceAccount
-	cm  *corev1.ConfigMap
-	dep *appsv1.Deployment
-	ds  *appsv1.DaemonSet
-	sts *appsv1.StatefulSet
+	key string // namespace/name of the workload; empty for a collector without one
+	// ns and inst are the collector's namespace and instance label (<namespace>.<name>).
+	ns, inst string
+	sa       *corev1.ServiceAccount
+	cm       *corev1.ConfigMap
+	dep      *appsv1.Deployment
+	ds       *appsv1.DaemonSet
+	sts      *appsv1.StatefulSet
 	// With floorSet.all: the collector's other objects, created after the workload (the
 	// operator's order).
 	svcs []*corev1.Service
 	pdbs []*policyv1.PodDisruptionBudget
 	nps  []*networkingv1.NetworkPolicy
+	// extraCMs are the ConfigMaps of a collector without a workload (cm is the workload's).
+	extraCMs []*corev1.ConfigMap
 }
 
 func cleanMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
@@ -156,8 +166,9 @@ func captureFloor(ctx context.Context, cs kubernetes.Interface, all bool) (*floo
 	for i := range sas.Items {
 		saBy[sas.Items[i].Namespace+"/"+sas.Items[i].Name] = &sas.Items[i]
 	}
-	add := func(ns, name string, spec *corev1.PodSpec, it floorItem) error {
-		it.key = ns + "/" + name
+	add := func(meta metav1.ObjectMeta, spec *corev1.PodSpec, it floorItem) error {
+		ns, name := meta.Namespace, meta.Name
+		it.key, it.ns, it.inst = ns+"/"+name, ns, meta.Labels[instanceLabel]
 		nsSet[ns] = true
 		if sa := saBy[ns+"/"+spec.ServiceAccountName]; sa != nil {
 			it.sa = &corev1.ServiceAccount{ObjectMeta: cleanMeta(sa.ObjectMeta)}
@@ -176,7 +187,7 @@ func captureFloor(ctx context.Context, cs kubernetes.Interface, all bool) (*floo
 	}
 	for _, d := range deps.Items {
 		c := &appsv1.Deployment{ObjectMeta: cleanMeta(d.ObjectMeta), Spec: d.Spec}
-		if err := add(d.Namespace, d.Name, &d.Spec.Template.Spec, floorItem{dep: c}); err != nil {
+		if err := add(d.ObjectMeta, &d.Spec.Template.Spec, floorItem{dep: c}); err != nil {
 			return nil, err
 		}
 	}
@@ -186,7 +197,7 @@ func captureFloor(ctx context.Context, cs kubernetes.Interface, all bool) (*floo
 	}
 	for _, d := range dss.Items {
 		c := &appsv1.DaemonSet{ObjectMeta: cleanMeta(d.ObjectMeta), Spec: d.Spec}
-		if err := add(d.Namespace, d.Name, &d.Spec.Template.Spec, floorItem{ds: c}); err != nil {
+		if err := add(d.ObjectMeta, &d.Spec.Template.Spec, floorItem{ds: c}); err != nil {
 			return nil, err
 		}
 	}
@@ -196,17 +207,60 @@ func captureFloor(ctx context.Context, cs kubernetes.Interface, all bool) (*floo
 	}
 	for _, s := range sts.Items {
 		c := &appsv1.StatefulSet{ObjectMeta: cleanMeta(s.ObjectMeta), Spec: s.Spec}
-		if err := add(s.Namespace, s.Name, &s.Spec.Template.Spec, floorItem{sts: c}); err != nil {
+		if err := add(s.ObjectMeta, &s.Spec.Template.Spec, floorItem{sts: c}); err != nil {
+			return nil, err
+		}
+	}
+	if all {
+		fs.captureWorkloadless(cmBy, sas.Items, nsSet)
+		if err := fs.captureOthers(ctx, cs, opts); err != nil {
 			return nil, err
 		}
 	}
 	for ns := range nsSet {
 		fs.namespaces = append(fs.namespaces, ns)
 	}
-	if all {
-		return fs, fs.captureOthers(ctx, cs, opts)
-	}
+	sort.Strings(fs.namespaces)
 	return fs, nil
+}
+
+// captureWorkloadless adds an item for each collector the operator made a ConfigMap for but no
+// workload (sidecar mode): its ConfigMaps and ServiceAccount, found by the instance label (its
+// Services follow in captureOthers).
+func (fs *floorSet) captureWorkloadless(cmBy map[string]*corev1.ConfigMap, sas []corev1.ServiceAccount, nsSet map[string]bool) {
+	have := map[string]bool{}
+	for _, it := range fs.items {
+		have[it.ns+"/"+it.inst] = true
+	}
+	extra := map[string]*floorItem{}
+	var order []string
+	item := func(m metav1.ObjectMeta) *floorItem {
+		inst := m.Labels[instanceLabel]
+		k := m.Namespace + "/" + inst
+		if inst == "" || m.Labels[managedByLabel] != managedByValue || have[k] {
+			return nil
+		}
+		if extra[k] == nil {
+			extra[k] = &floorItem{ns: m.Namespace, inst: inst}
+			order = append(order, k)
+		}
+		return extra[k]
+	}
+	for _, cm := range cmBy {
+		if it := item(cm.ObjectMeta); it != nil {
+			it.extraCMs = append(it.extraCMs, &corev1.ConfigMap{ObjectMeta: cleanMeta(cm.ObjectMeta), Data: cm.Data})
+		}
+	}
+	for i := range sas {
+		if it := item(sas[i].ObjectMeta); it != nil {
+			it.sa = &corev1.ServiceAccount{ObjectMeta: cleanMeta(sas[i].ObjectMeta)}
+		}
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		nsSet[extra[k].ns] = true
+		fs.items = append(fs.items, *extra[k])
+	}
 }
 
 // instanceLabel is the standard label that names a collector's instance (<namespace>.<name>) on
@@ -220,7 +274,7 @@ func (fs *floorSet) captureOthers(ctx context.Context, cs kubernetes.Interface, 
 	byInstance := map[string]*floorItem{}
 	for i := range fs.items {
 		it := &fs.items[i]
-		byInstance[it.namespace()+"/"+it.instance()] = it
+		byInstance[it.ns+"/"+it.inst] = it
 	}
 	of := func(m metav1.ObjectMeta) *floorItem { return byInstance[m.Namespace+"/"+m.Labels[instanceLabel]] }
 	svcs, err := cs.CoreV1().Services("").List(ctx, opts)
@@ -257,20 +311,8 @@ func (fs *floorSet) captureOthers(ctx context.Context, cs kubernetes.Interface, 
 	return nil
 }
 
-// workloadMeta is the metadata of the item's workload.
-func (it *floorItem) workloadMeta() metav1.ObjectMeta {
-	switch {
-	case it.dep != nil:
-		return it.dep.ObjectMeta
-	case it.ds != nil:
-		return it.ds.ObjectMeta
-	default:
-		return it.sts.ObjectMeta
-	}
-}
-
-func (it *floorItem) namespace() string { return it.workloadMeta().Namespace }
-func (it *floorItem) instance() string  { return it.workloadMeta().Labels[instanceLabel] }
+// hasWorkload reports whether the item is a collector with a workload (not sidecar mode).
+func (it *floorItem) hasWorkload() bool { return it.key != "" }
 
 // create makes one item's objects in order: ServiceAccount, ConfigMap, workload, then (when
 // captured) its Services, PodDisruptionBudgets and NetworkPolicies.
@@ -281,8 +323,13 @@ func (it *floorItem) create(ctx context.Context, cs kubernetes.Interface) error 
 			return err
 		}
 	}
-	if _, err := cs.CoreV1().ConfigMaps(it.cm.Namespace).Create(ctx, it.cm, co); err != nil {
-		return err
+	for _, cm := range append([]*corev1.ConfigMap{it.cm}, it.extraCMs...) {
+		if cm == nil {
+			continue
+		}
+		if _, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, co); err != nil {
+			return err
+		}
 	}
 	var err error
 	switch {
@@ -323,7 +370,10 @@ func (it *floorItem) createOthers(ctx context.Context, cs kubernetes.Interface, 
 func (fs *floorSet) objects() int {
 	n := 0
 	for _, it := range fs.items {
-		n += 2 + len(it.svcs) + len(it.pdbs) + len(it.nps)
+		n += len(it.extraCMs) + len(it.svcs) + len(it.pdbs) + len(it.nps)
+		if it.hasWorkload() {
+			n += 2
+		}
 		if it.sa != nil {
 			n++
 		}
@@ -334,18 +384,32 @@ func (fs *floorSet) objects() int {
 // workloadsOnly is fs without the Services, PodDisruptionBudgets and NetworkPolicies: the
 // 3-object floor of the same workloads.
 func (fs *floorSet) workloadsOnly() *floorSet {
-	out := &floorSet{namespaces: fs.namespaces, items: make([]floorItem, len(fs.items))}
-	for i, it := range fs.items {
-		it.svcs, it.pdbs, it.nps = nil, nil, nil
-		out.items[i] = it
+	out := &floorSet{namespaces: fs.namespaces}
+	for _, it := range fs.items {
+		if it.hasWorkload() {
+			it.svcs, it.pdbs, it.nps = nil, nil, nil
+			out.items = append(out.items, it)
+		}
 	}
 	return out
+}
+
+// workloads is the number of items with a workload.
+func (fs *floorSet) workloads() int {
+	n := 0
+	for _, it := range fs.items {
+		if it.hasWorkload() {
+			n++
+		}
+	}
+	return n
 }
 
 // what says what the floor creates for each workload.
 func (fs *floorSet) what() string {
 	if fs.all {
-		return "ServiceAccount, ConfigMap, workload, Services, PodDisruptionBudget and NetworkPolicy"
+		return "ServiceAccount, ConfigMap, workload, Services, PodDisruptionBudget and NetworkPolicy of each workload, " +
+			"and ServiceAccount, ConfigMap and Services of each collector without one"
 	}
 	return "ServiceAccount, ConfigMap and workload"
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestScaleNodes(t *testing.T) {
@@ -53,6 +54,34 @@ func TestRolloutComplete(t *testing.T) {
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c-collector-abc"}}}}}}
 	if got := configMapOf(spec); got != "c-collector-abc" {
 		t.Errorf("configMapOf = %q", got)
+	}
+}
+
+func TestCaptureWorkloadless(t *testing.T) {
+	ours := func(ns, name, inst string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{managedByLabel: managedByValue, instanceLabel: inst}}
+	}
+	fs := &floorSet{all: true, items: []floorItem{{key: "a/d-collector", ns: "a", inst: "a.d", cm: &corev1.ConfigMap{}}}}
+	cms := map[string]*corev1.ConfigMap{
+		"a/d-collector-1": {ObjectMeta: ours("a", "d-collector-1", "a.d")},
+		"b/s-collector-2": {ObjectMeta: ours("b", "s-collector-2", "b.s")},
+		"b/user":          {ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "user", Labels: map[string]string{instanceLabel: "b.s"}}},
+	}
+	sas := []corev1.ServiceAccount{{ObjectMeta: ours("a", "d-collector", "a.d")}, {ObjectMeta: ours("b", "s-collector", "b.s")}}
+	nsSet := map[string]bool{"a": true}
+	fs.captureWorkloadless(cms, sas, nsSet)
+	if len(fs.items) != 2 || !nsSet["b"] {
+		t.Fatalf("items %d, namespaces %v: want the sidecar-mode collector b.s added, in namespace b", len(fs.items), nsSet)
+	}
+	it := fs.items[1]
+	if it.hasWorkload() || it.sa == nil || it.sa.Name != "s-collector" || len(it.extraCMs) != 1 || it.extraCMs[0].Name != "s-collector-2" {
+		t.Fatalf("sidecar item = %+v: want its ServiceAccount and our ConfigMap only", it)
+	}
+	if got := fs.objects(); got != 2+2 {
+		t.Errorf("objects = %d, want 4 (the workload's ConfigMap and workload, the sidecar collector's two)", got)
+	}
+	if fs.workloads() != 1 || len(fs.workloadsOnly().items) != 1 {
+		t.Errorf("the 3-object floor keeps only collectors with a workload")
 	}
 }
 

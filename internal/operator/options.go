@@ -61,6 +61,9 @@ type Options struct {
 	InstrumentationScanPageSize int64
 	// Shard selects the resources this instance reconciles (--shard; see owned.ParseShard).
 	Shard string
+	// APICompression asks the API server for gzip-compressed responses, watch streams included
+	// (--kube-api-compression; off by default, see manager.go).
+	APICompression bool
 	// Certs configures the webhook serving certificate (--webhook-cert-* flags).
 	Certs certs.Options
 	// AutoInstrumentationImages are the default images the Instrumentation defaulting webhook
@@ -175,6 +178,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"How long a collector's status may wait to be written while its workload rolls out (Ready=False, reason Progressing or WorkloadUnavailable): "+
 			"such a status is written once it has been pending this long, the latest one, at most once per window; Ready, errors and crashes are written at once. "+
 			"A rollout that completes within the window costs one status write. 0 writes every change at once.")
+	fs.BoolVar(&o.APICompression, "kube-api-compression", o.APICompression,
+		"Ask the API server for gzip-compressed responses and watch streams. Off by default: compressing every watch event costs the API server and the operator CPU, "+
+			"which an operator next to its API server does not need back in bandwidth; turn it on when the link to the API server is slow or metered.")
 	fs.StringVar(&o.Shard, "shard", o.Shard,
 		"Reconcile only the collectors, target allocators, OpAMP bridges and Instrumentations whose labels match: a bare value "+
 			"such as team-a means "+owned.ShardLabel+"=team-a; anything else is a label selector, e.g. '!"+owned.ShardLabel+

@@ -56,37 +56,69 @@ func CPUByName(pids []int) map[string]float64 {
 // MetricSum sums every series of a metric on http://<addr>/metrics (Prometheus text format).
 // A name with an open label selector (`metric{label="x"`) sums the series it starts.
 func MetricSum(ctx context.Context, addr, name string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
 	var sum float64
 	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") &&
-			(!strings.Contains(name, "{") || !strings.HasPrefix(line, name)) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+	err := scrape(ctx, addr, func(line string, v float64) {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") ||
+			(strings.Contains(name, "{") && strings.HasPrefix(line, name)) {
 			sum += v
 			found = true
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return 0, err
 	}
 	if !found {
 		return 0, fmt.Errorf("no %s in %s/metrics", name, addr)
 	}
 	return sum, nil
+}
+
+// MetricByLabel sums the series of a metric on http://<addr>/metrics by the value of one of
+// their labels (series without that label are left out).
+func MetricByLabel(ctx context.Context, addr, name, label string) (map[string]float64, error) {
+	sums := map[string]float64{}
+	key := label + "=\""
+	err := scrape(ctx, addr, func(line string, v float64) {
+		if !strings.HasPrefix(line, name+"{") {
+			return
+		}
+		labels := line[len(name)+1 : strings.LastIndexByte(line, '}')+1]
+		i := strings.Index(labels, key)
+		if i < 0 || (i > 0 && labels[i-1] != ',') {
+			return
+		}
+		val := labels[i+len(key):]
+		if j := strings.IndexByte(val, '"'); j >= 0 {
+			sums[val[:j]] += v
+		}
+	})
+	return sums, err
+}
+
+// scrape calls fn with every sample line of http://<addr>/metrics and its value.
+func scrape(ctx context.Context, addr string, fn func(line string, value float64)) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			fn(line, v)
+		}
+	}
+	return sc.Err()
 }

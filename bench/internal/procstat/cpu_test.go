@@ -38,6 +38,22 @@ func TestMetricSum(t *testing.T) {
 	}
 }
 
+func TestMetricByLabel(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE r counter\n"+
+			"r{code=\"200\",host=\"a b\",method=\"GET\"} 2\n"+
+			"r{code=\"404\",host=\"a\",method=\"GET\"} 1\n"+
+			"r{code=\"201\",method=\"POST\"} 4\n"+
+			"r{code=\"200\",xmethod=\"PUT\"} 8\n"+
+			"rr{method=\"GET\"} 16\n")
+	}))
+	defer srv.Close()
+	got, err := MetricByLabel(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "r", "method")
+	if err != nil || len(got) != 2 || got["GET"] != 3 || got["POST"] != 4 {
+		t.Fatalf("MetricByLabel = %v, %v; want GET 3, POST 4 (not xmethod, not rr)", got, err)
+	}
+}
+
 func TestCPUByNameSumsByCommand(t *testing.T) {
 	t1 := CPUByName([]int{os.Getpid(), os.Getpid(), -1})
 	if len(t1) != 1 {
