@@ -67,6 +67,8 @@ type Reconciler struct {
 	coalescerOnce sync.Once
 	// pods throttles the reads of collectors' pods (see podReadInterval).
 	pods podChecks
+	// written is the status this process last wrote for each collector (see writtenStatuses).
+	written writtenStatuses
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -79,6 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Applier.Forget(req.Namespace, req.Name+"-")
 			r.statusWrites().Forget(req.NamespacedName)
 			r.pods.forget(req.NamespacedName)
+			r.written.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -86,9 +89,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !otelcol.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, otelcol)
 	}
+	if r.written.catchUp(otelcol) {
+		log.V(1).Info("the cache is behind this operator's last status write; working from the written status")
+	}
 	if otelcol.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
 		r.statusWrites().Forget(req.NamespacedName) // nothing of it is written while unmanaged
 		r.pods.forget(req.NamespacedName)
+		r.written.forget(req.NamespacedName)
 		log.V(1).Info("unmanaged; leaving the collector and its objects alone")
 		return ctrl.Result{}, nil
 	}

@@ -45,6 +45,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, otelcol *v1beta1.OpenTele
 		return 0, errors.Join(applyErr, fmt.Errorf("updating status: %w", err))
 	}
 	r.statusWrites().Forget(key)
+	r.written.record(otelcol)
 	after := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
 	if typ, ok := readyEvent(before, after, st.ObservedGeneration != beforeGen); ok {
 		r.Recorder.Eventf(otelcol, nil, typ, after.Reason, "Reconcile", "Ready=%s: %s", after.Status, truncate(after.Message, 1000))
