@@ -2,12 +2,12 @@ package proc
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -50,16 +50,58 @@ func TestStartWaitStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := long.Pid()
+	if len(runningMembers(t, pgid)) == 0 {
+		t.Fatalf("process group %d has no running member before Stop", pgid)
+	}
 	long.Stop(2 * time.Second)
 	if !long.Exited() {
 		t.Fatal("Stop returned with the process running")
 	}
-	// The backgrounded sleep was in the same group; no member is left.
-	if err := syscall.Kill(-pgid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process group %d still has members after Stop: %v", pgid, err)
+	// The backgrounded sleep was in the same group; no member is left running. A killed child
+	// that was reparented stays a zombie until its new parent reaps it (at once under a reaping
+	// init, never under a PID 1 that does not reap), so zombies do not count, and the kill is
+	// given a moment to land.
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if left = runningMembers(t, pgid); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("process group %d still has running members after Stop: %v", pgid, left)
 	}
 
 	if _, err := Start("missing", filepath.Join(dir, "nope"), nil, filepath.Join(dir, "m.log")); err == nil {
 		t.Error("Start of a missing binary succeeded")
 	}
+}
+
+// runningMembers lists the processes of group pgid that are not zombies, as "pid state comm".
+func runningMembers(t *testing.T, pgid int) []string {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+			out = append(out, strings.TrimSpace(s[:i+1])+" "+f[0])
+		}
+	}
+	return out
 }
