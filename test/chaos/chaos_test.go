@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -121,7 +122,8 @@ func TestOperatorDownWhileCreating(t *testing.T) {
 // owned objects: the replicas of collector c-000's Deployment, and the managed-by label of
 // collector c-001's Service (which takes the Service out of the operator's label-filtered cache).
 // The operator must restore its value each time without spinning: at most one write of the
-// object per foreign write, one status write per change of the workload's status (the rollout to
+// object per foreign write (plus the one-time conversion of its create's managedFields entry;
+// writes refused with a conflict are counted apart), one status write per change of the workload's status (the rollout to
 // 3 pods and back is reported), one Event per restore or Ready transition, nothing to other
 // collectors, and nothing once the fight stops.
 func TestSecondWriterFight(t *testing.T) {
@@ -168,12 +170,17 @@ func fight(ctx context.Context, t *testing.T, ns, col string, target client.Obje
 	})
 
 	writes := operatorWrites(t, from)
-	var own, status, events int
+	var own, rejected, status, events int
 	for _, ev := range writes {
 		if ev.ObjectRef == nil || ev.ObjectRef.Namespace != ns {
 			continue
 		}
 		switch {
+		case ev.ObjectRef.Name == target.GetName() && ev.ResponseStatus != nil && ev.ResponseStatus.Code == http.StatusConflict:
+			// A write the API server refused because the object changed under it (the applier's
+			// one-time managedFields upgrade of an object it created races the workload
+			// controller's status updates): it changed nothing, and is bounded below on its own.
+			rejected++
 		case ev.ObjectRef.Name == target.GetName():
 			own++
 		case ev.Resource() == "opentelemetrycollectors/status" && ev.ObjectRef.Name == col:
@@ -195,15 +202,17 @@ func fight(ctx context.Context, t *testing.T, ns, col string, target client.Obje
 	}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d foreign writes to %s %s; the operator's writes meanwhile: %d to it, %d status (the workload's status changed %d times), %d Events",
-		fights, kind, target.GetName(), own, status, workload, events)
+	t.Logf("%d foreign writes to %s %s; the operator's writes meanwhile: %d to it (and %d refused with a conflict), %d status (the workload's status changed %d times), %d Events",
+		fights, kind, target.GetName(), own, rejected, status, workload, events)
 	if own == 0 {
 		t.Errorf("the operator never restored %s", target.GetName())
 	}
 	// Bounded, not spinning: one restore per foreign write, one status write per change of the
 	// workload's status, one Event per restore or Ready transition (plus slack for the edges).
-	if own > fights+2 || status > workload+2 || events > own+status+2 {
-		t.Errorf("the operator spins: %d writes to %s against %d foreign writes, %d status writes against %d workload status changes, %d Events: %s",
-			own, target.GetName(), fights, status, workload, events, describe(writes, 20))
+	// The slack covers the one-time managedFields upgrade of an object the applier created; the
+	// conflicts it may meet are bounded by two rounds of its attempts.
+	if own > fights+2 || rejected > 6 || status > workload+2 || events > own+status+2 {
+		t.Errorf("the operator spins: %d writes to %s against %d foreign writes (%d refused), %d status writes against %d workload status changes, %d Events: %s",
+			own, target.GetName(), fights, rejected, status, workload, events, describe(writes, 20))
 	}
 }
