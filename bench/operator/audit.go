@@ -26,16 +26,60 @@ type writeCount struct {
 // countWrites counts the write requests whose user agent starts with agentPrefix in [from, to).
 func countWrites(path string, from, to int64, agentPrefix string) (writeCount, error) {
 	wc := writeCount{By: map[string]int{}}
+	err := scanAudit(path, from, to, func(ev *simcluster.AuditEvent) {
+		if ev.IsWrite() && strings.HasPrefix(ev.UserAgent, agentPrefix) {
+			wc.Total++
+			wc.By[ev.Resource()+" "+ev.Verb]++
+			if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
+				wc.Failed++
+			}
+		}
+	})
+	return wc, err
+}
+
+// strayPodDeletes counts, in [from, to), the pods kwok removed that no other client had deleted
+// since they were created. kwok finishes a graceful delete with a delete by name, without the
+// pod's UID as a precondition; when it runs late, that delete can hit the next pod of the same
+// name, which a StatefulSet creates at once, and the StatefulSet controller creates it again. On
+// a loaded machine this repeats dozens of times per pod and holds a StatefulSet's rollout back for
+// minutes: a simulator artefact, which the churn reports next to its time.
+func strayPodDeletes(path string, from, to int64) (int, error) {
+	deleting := map[string]bool{} // namespace/name -> a client other than kwok deleted it
+	stray := 0
+	err := scanAudit(path, from, to, func(ev *simcluster.AuditEvent) {
+		if !ev.IsWrite() || ev.ObjectRef == nil || ev.ObjectRef.Resource != "pods" || ev.ObjectRef.Subresource != "" ||
+			ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
+			return
+		}
+		key := ev.ObjectRef.Namespace + "/" + ev.ObjectRef.Name
+		switch {
+		case ev.Verb == "create" && ev.ObjectRef.Name != "": // pods named by generateName never reuse a name
+			deleting[key] = false
+		case ev.Verb == "delete" && strings.HasPrefix(ev.UserAgent, "kwok"):
+			if d, seen := deleting[key]; seen && !d {
+				stray++
+			}
+			delete(deleting, key)
+		case ev.Verb == "delete":
+			deleting[key] = true
+		}
+	})
+	return stray, err
+}
+
+// scanAudit calls fn for each audit event in [from, to) of the log at path.
+func scanAudit(path string, from, to int64, fn func(*simcluster.AuditEvent)) error {
 	if to < from {
-		return wc, fmt.Errorf("audit log %s shrank from %d to %d bytes (rotated?): the window cannot be counted", path, from, to)
+		return fmt.Errorf("audit log %s shrank from %d to %d bytes (rotated?): the window cannot be counted", path, from, to)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return wc, err
+		return err
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return wc, err
+		return err
 	}
 	r := bufio.NewReaderSize(io.LimitReader(f, to-from), 1<<20)
 	for {
@@ -44,21 +88,17 @@ func countWrites(path string, from, to int64, agentPrefix string) (writeCount, e
 			var ev simcluster.AuditEvent
 			if jerr := json.Unmarshal(line, &ev); jerr != nil {
 				if err == nil { // a complete line that is not JSON
-					return wc, fmt.Errorf("audit log %s: %w", path, jerr)
+					return fmt.Errorf("audit log %s: %w", path, jerr)
 				}
-			} else if ev.IsWrite() && strings.HasPrefix(ev.UserAgent, agentPrefix) {
-				wc.Total++
-				wc.By[ev.Resource()+" "+ev.Verb]++
-				if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
-					wc.Failed++
-				}
+			} else {
+				fn(&ev)
 			}
 		}
 		if err == io.EOF {
-			return wc, nil
+			return nil
 		}
 		if err != nil {
-			return wc, err
+			return err
 		}
 	}
 }

@@ -130,8 +130,10 @@ func printScale(w io.Writer, runs []*scaleResult) {
 			fmt.Fprintf(w, "| Deployments asking for a sidecar collector: Available, pods injected | %.1f s, %d/%d |\n", r.SidecarAppsSeconds, r.SidecarInjected, r.SidecarApps)
 		}
 		if c := r.Churn; c != nil {
-			fmt.Fprintf(w, "| churn: config of %d collectors (%s) changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (load average %s) |\n",
-				c.Collectors, c.kinds(), c.TemplatesSeconds, c.Seconds, c.LoadAt)
+			fmt.Fprintf(w, "| churn: config of %d collectors (%s) changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (%s; load average %s) |\n",
+				c.Collectors, c.kinds(), c.TemplatesSeconds, c.Seconds, c.kindTimes(), c.LoadAt)
+			fmt.Fprintf(w, "| churn: pods kwok removed that no controller deleted (a simulator artefact that holds StatefulSet rollouts back; operator's run / floor) | %d / %d |\n",
+				c.StrayPodDeletes, c.FloorStrayPodDeletes)
 			if c.FloorSeconds > 0 {
 				fmt.Fprintf(w, "| churn floor: the same workloads switched directly to a new ConfigMap (fresh cluster, after the floor) | %.1f s (**%.2fx**; load average %s) |\n",
 					c.FloorSeconds, c.Seconds/c.FloorSeconds, c.LoadAtFloor)
