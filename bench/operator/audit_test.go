@@ -42,12 +42,4 @@ func TestStrayPodDeletes(t *testing.T) {
 	if got != 2 {
 		t.Errorf("strayPodDeletes = %d, want 2", got)
 	}
-	if p := os.Getenv("BENCH_AUDIT_LOG"); p != "" { // a kept cluster's log, for a look by hand
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := strayPodDeletes(p, 0, st.Size())
-		t.Logf("%s: %d stray pod deletes (err %v)", p, n, err)
-	}
 }

@@ -293,9 +293,8 @@ func (b *bench) waitChurned(ctx context.Context, c *churnResult, keys []string, 
 			return false, nil
 		}
 		t, done := 0, 0
-		kindDone, kindAll := map[string]int{}, map[string]int{}
+		kindDone := map[string]int{}
 		for _, k := range keys {
-			kindAll[before[k].Kind]++
 			w := now[k]
 			if w.ConfigMap == "" || w.ConfigMap == before[k].ConfigMap {
 				continue
@@ -314,7 +313,7 @@ func (b *bench) waitChurned(ctx context.Context, c *churnResult, keys []string, 
 				kindDone[w.Kind]++
 			}
 		}
-		for kind, n := range kindAll {
+		for kind, n := range c.ByKind {
 			if _, ok := c.KindSeconds[kind]; !ok && kindDone[kind] == n {
 				c.KindSeconds[kind] = time.Since(start).Seconds()
 			}

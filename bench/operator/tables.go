@@ -132,8 +132,12 @@ func printScale(w io.Writer, runs []*scaleResult) {
 		if c := r.Churn; c != nil {
 			fmt.Fprintf(w, "| churn: config of %d collectors (%s) changed at once -> every pod template on its new ConfigMap / every rollout complete | %.1f s / **%.1f s** (%s; load average %s) |\n",
 				c.Collectors, c.kinds(), c.TemplatesSeconds, c.Seconds, c.kindTimes(), c.LoadAt)
-			fmt.Fprintf(w, "| churn: pods kwok removed that no controller deleted (a simulator artefact that holds StatefulSet rollouts back; operator's run / floor) | %d / %d |\n",
-				c.StrayPodDeletes, c.FloorStrayPodDeletes)
+			floorStray := "-" // no churn floor ran
+			if c.FloorSeconds > 0 {
+				floorStray = fmt.Sprint(c.FloorStrayPodDeletes)
+			}
+			fmt.Fprintf(w, "| churn: pods kwok removed that no controller deleted (a simulator artefact that holds StatefulSet rollouts back; operator's run / floor) | %d / %s |\n",
+				c.StrayPodDeletes, floorStray)
 			if c.FloorSeconds > 0 {
 				fmt.Fprintf(w, "| churn floor: the same workloads switched directly to a new ConfigMap (fresh cluster, after the floor) | %.1f s (**%.2fx**; load average %s) |\n",
 					c.FloorSeconds, c.Seconds/c.FloorSeconds, c.LoadAtFloor)
