@@ -87,8 +87,7 @@ func testChartRegistry(t *testing.T, ctx context.Context, key client.ObjectKey, 
 		g.Expect(r.Spec.Insecure).To(BeFalse())
 		g.Expect(r.Spec.CertSecretRef).NotTo(BeNil())
 	}).Should(Succeed())
-	g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
-	o := expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "")
+	o := expectReadyWithFlux(t, ctx, key, platformNS, "")
 	g.Expect(o.Status.Resources).To(ContainElement(And(
 		HaveField("Kind", "Secret"), HaveField("Name", caKey.Name), HaveField("Location", spv1alpha1.LocationPlatformCluster),
 		HaveField("Phase", spv1alpha1.ResourceReady))))

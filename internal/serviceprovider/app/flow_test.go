@@ -197,8 +197,7 @@ func TestServiceProvider(t *testing.T) {
 		g.Expect(caCopy.Data[flux.CABundleFile]).To(Equal(ca1))
 
 		// Flux reports ready: the OtelOperator becomes Ready with every resource listed.
-		g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
-		o := expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "0.20.8")
+		o := expectReadyWithFlux(t, ctx, key, platformNS, "0.20.8")
 		g.Expect(o.Status.ObservedGeneration).To(Equal(o.Generation))
 		kinds := map[string]int{}
 		for _, r := range o.Status.Resources {
@@ -238,8 +237,7 @@ func TestServiceProvider(t *testing.T) {
 			}
 		}
 		g.Expect(found).To(BeTrue())
-		g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
-		expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "")
+		expectReadyWithFlux(t, ctx, key, platformNS, "")
 	})
 
 	t.Run("the workload kubeconfig authenticates to the CP and survives token rotation", func(t *testing.T) {
@@ -249,9 +247,7 @@ func TestServiceProvider(t *testing.T) {
 	t.Run("copies follow their sources and go when unreferenced", func(t *testing.T) {
 		testCopies(t, ctx, cfg, wlNS, values, goodValues)
 		// The values went back and forth, so the workload release has a new generation for Flux.
-		g := newG(t)
-		g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
-		expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "")
+		expectReadyWithFlux(t, ctx, key, platformNS, "")
 	})
 
 	t.Run("chart registry: a private CA copied next to the OCIRepository, or plain HTTP; bad settings named", func(t *testing.T) {

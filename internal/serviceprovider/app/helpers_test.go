@@ -105,26 +105,55 @@ func indexOf(s, sub string) int {
 	return -1
 }
 
-// markFluxReady sets Ready=True on every Flux object in ns, as source- and helm-controller would.
+// markFluxReady sets Ready=True on every Flux object in ns that does not already say so for its
+// current generation, as source- and helm-controller would.
 func markFluxReady(g Gomega, ctx context.Context, ns string) {
 	c := world.Platform.Client
 	ready := func(gen int64) []metav1.Condition {
 		return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "flux says ready", ObservedGeneration: gen, LastTransitionTime: metav1.Now()}}
 	}
+	done := func(conds []metav1.Condition, gen int64) bool {
+		r := meta.FindStatusCondition(conds, "Ready")
+		return len(conds) == 1 && r != nil && r.Status == metav1.ConditionTrue && r.ObservedGeneration == gen
+	}
 	var repos sourcev1.OCIRepositoryList
 	g.Expect(c.List(ctx, &repos, client.InNamespace(ns))).To(Succeed())
 	for i := range repos.Items {
 		r := &repos.Items[i]
-		r.Status.Conditions = ready(r.Generation)
-		g.Expect(c.Status().Update(ctx, r)).To(Succeed())
+		if !done(r.Status.Conditions, r.Generation) {
+			r.Status.Conditions = ready(r.Generation)
+			g.Expect(c.Status().Update(ctx, r)).To(Succeed())
+		}
 	}
 	var hrs helmv2.HelmReleaseList
 	g.Expect(c.List(ctx, &hrs, client.InNamespace(ns))).To(Succeed())
 	for i := range hrs.Items {
 		h := &hrs.Items[i]
-		h.Status.Conditions = ready(h.Generation)
-		g.Expect(c.Status().Update(ctx, h)).To(Succeed())
+		if !done(h.Status.Conditions, h.Generation) {
+			h.Status.Conditions = ready(h.Generation)
+			g.Expect(c.Status().Update(ctx, h)).To(Succeed())
+		}
 	}
+}
+
+// expectReadyWithFlux plays Flux in platformNS (every new generation of a Flux object is marked
+// ready, as the real controllers would observe it) until the OtelOperator key is Ready with a
+// message containing msg. Marking Flux once and then waiting races the provider: a change it
+// writes a moment later gives a HelmRelease a generation nobody would ever observe.
+func expectReadyWithFlux(t *testing.T, ctx context.Context, key client.ObjectKey, platformNS, msg string) *spv1alpha1.OtelOperator {
+	t.Helper()
+	g := newG(t)
+	var out *spv1alpha1.OtelOperator
+	g.Eventually(func(g Gomega) {
+		markFluxReady(g, ctx, platformNS)
+		o, c := readyCondition(g, ctx, key)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(o.Status.Phase).To(Equal(spv1alpha1.PhaseReady), c.Message)
+		g.Expect(c.Reason).To(Equal(spv1alpha1.ReasonReconcileSuccess), c.Message)
+		g.Expect(c.Message).To(ContainSubstring(msg))
+		out = o
+	}).Should(Succeed())
+	return out
 }
 
 // operatorConfig is what the workload operator's client-go builds from the kubeconfig Secret as

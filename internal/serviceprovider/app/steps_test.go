@@ -270,8 +270,7 @@ func testOperations(t *testing.T, ctx context.Context, key client.ObjectKey, pla
 				g.Expect(tc.c.Get(ctx, client.ObjectKeyFromObject(tc.target), tc.target)).To(Succeed())
 				return tc.target.GetAnnotations()
 			}).ShouldNot(HaveKey(apireconciler.OperationAnnotation), "reconcile is one-shot")
-			g.Eventually(func(g Gomega) { markFluxReady(g, ctx, platformNS) }).Should(Succeed())
-			expectStatus(t, ctx, key, spv1alpha1.PhaseReady, spv1alpha1.ReasonReconcileSuccess, "")
+			expectReadyWithFlux(t, ctx, key, platformNS, "")
 		})
 	}
 }
