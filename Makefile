@@ -10,6 +10,7 @@ GOLANGCI_LINT  := $(TOOLS_BIN)/golangci-lint
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
 # Test packages that start API servers share 2 cores; one package at a time keeps them inside their timeouts.
 GO_TEST_FLAGS ?= -p 1 -timeout 30m
+# make fuzz explores each target for this long (a count of inputs); make test runs the seeds only.
 FUZZTIME ?= 30000x
 
 # The version stamp of every binary and the tag of the images (internal/version); the images' registry
@@ -31,20 +32,12 @@ help: ## Show this help.
 ##@ The two commands
 
 .PHONY: run
-run: cluster-tools build ## Start a local simulated cluster, install CRDs, run the operator, apply the samples. Ctrl-C tears it down.
+run: run-tools build ## Start a local simulated cluster, install CRDs, run the operator, apply the samples. Ctrl-C tears it down.
 	bin/simcluster run --operator bin/opentelemetry-operator --crds config/crd/bases --samples config/samples
 
 .PHONY: test
-test: cluster-tools generate-check ## Build what is missing, then run every test: unit, envtest, simulated cluster, short fuzz runs.
-	@# test/takeover runs upstream's operator v0.140.0 (built from its Go module, a test tool only).
-	hack/build-tools.sh upstream-operator
-	go test $(GO_TEST_FLAGS) ./...
-	@if [ -f test/compat/go.mod ]; then echo "==> upstream API compatibility (test/compat)"; cd test/compat && go test $(GO_TEST_FLAGS) ./...; fi
-	@# The chart tests are a module of their own: the Helm SDK's dependencies stay out of the product's go.mod.
-	@if [ -f test/chart/go.mod ]; then echo "==> Helm chart (test/chart)"; cd test/chart && go test $(GO_TEST_FLAGS) ./...; fi
-	@if [ -f test/images/go.mod ]; then echo "==> images as shipped (test/images)"; cd test/images && go test $(GO_TEST_FLAGS) ./...; fi
-	$(MAKE) --no-print-directory test-system
-	$(MAKE) --no-print-directory fuzz
+test: ## Build what is missing, then run every test (unit, envtest, simulated cluster, real node, Flux) and check that every required suite ran (hack/test.sh).
+	hack/test.sh
 
 ##@ Building
 
@@ -70,8 +63,12 @@ chart: ## Package the Helm chart into bin/charts/ (CHART_VERSION=<version> sets 
 	cd test/chart && go run ./cmd/chart-package -chart ../../$(CHART_DIR) -out ../../bin/charts -version "$(CHART_VERSION)"
 
 .PHONY: cluster-tools
-cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, kubelet, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing).
+cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, kubelet, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing; see the tool cache in hack/build-tools.sh).
 	hack/build-tools.sh k8s kubelet etcd kwok otelcol
+
+.PHONY: run-tools
+run-tools: ## Build only what make run starts: kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok.
+	hack/build-tools.sh k8s etcd kwok
 
 .PHONY: test-realnode
 test-realnode: cluster-tools ## Run only the real-node tests (kubelet + containerd, pods that really run; needs root, installs containerd/runc/CNI from Debian). RUN=<regexp> picks tests.
@@ -84,7 +81,7 @@ test-system: cluster-tools build ## The service provider's whole-system test (te
 	cd test/system && go test $(GO_TEST_FLAGS) -count=1 -v ./...
 
 .PHONY: sim-up
-sim-up: cluster-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.
+sim-up: run-tools ## Keep a simulated cluster running in the foreground and print its kubeconfig path.
 	go build -o bin/ ./hack/simcluster
 	bin/simcluster up
 
@@ -99,8 +96,13 @@ bench: cluster-tools build ## Every benchmark: the operator (memory, convergence
 	$(MAKE) --no-print-directory bench-scale bench-podwebhook bench-ta
 
 .PHONY: bench-scale
-bench-scale: cluster-tools build ## The operator at scale: 1,000 mixed-mode collectors vs the floor, churn of 100, the --max-concurrent-reconciles study, RSS with 50,000 objects (~20 min; see bench/README.md).
+bench-scale: cluster-tools build ## The operator at scale: 1,000 mixed-mode collectors vs the floor, churn of 100, the --max-concurrent-reconciles study, RSS with 50,000 objects, two shards splitting 1,000 collectors (~25 min; see bench/README.md).
 	go run ./bench/operator --operator=bin/opentelemetry-operator --scenarios=scale,churn,mcr,bignoise --floor-all --timeout=20m
+	$(MAKE) --no-print-directory bench-shard
+
+.PHONY: bench-shard
+bench-shard: run-tools ## test/shard at 1,000 collectors (make test runs it at 100): two operator processes split them, audit log per identity (~5 min).
+	OTELOP_SHARD_COLLECTORS=1000 go test -count=1 -v -timeout 30m ./test/shard
 
 .PHONY: bench-podwebhook
 bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency on the simulated cluster (~2 min; see bench/README.md).
@@ -129,7 +131,7 @@ generate-check: generate ## Fail when generated files differ from what is commit
 ##@ Checks
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz target for $(FUZZTIME) (a count of inputs, or a duration like 10s).
+fuzz: ## Explore each fuzz target for $(FUZZTIME) (a count of inputs, or a duration like 10s); make test runs their seeds.
 	@hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: lint

@@ -22,13 +22,13 @@ import (
 )
 
 // TestRealCollectorThroughProxy runs a real collector (bin/tools/otelcol-opamp, built by
-// hack/tools/otelcol/build.sh) whose opamp extension connects to the bridge's proxy with
+// hack/build-tools.sh otelcol) whose opamp extension connects to the bridge's proxy with
 // HOSTNAME set to a collector pod's name; its health must appear under that pod and go when it
 // exits.
 func TestRealCollectorThroughProxy(t *testing.T) {
 	bin := filepath.Join(testenv.RepoRoot(), "bin", "tools", "otelcol-opamp")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built; run hack/tools/otelcol/build.sh", bin)
+		t.Skipf("%s not built; run hack/build-tools.sh otelcol (make test does)", bin)
 	}
 	g := NewWithT(t)
 	ctx := context.Background()

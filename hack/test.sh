@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `make test`: builds what is missing and runs every test, in phases, then checks the required-suite
+# contract (hack/testreport/required.txt) and prints a table of phases and suites.
+#
+#   tools + generate-check + build   (niced, in the background)  |  unit packages, go test -p 2
+#   cluster packages, go test -p 1 (they start API servers, clusters, a real node)
+#   compat, chart, images, system    (the test modules of their own)
+#   summary                          (fails when a required suite failed, ran no test or skipped)
+#
+# Every package whose tests read inputs outside Go's view (YAML read in TestMain, the cluster
+# binaries, sources built by a test) gets the digest of those inputs linked in, so a YAML-only change
+# is never answered from Go's test cache (hack/testreport/inputs.go). Results and phase times are in
+# bin/test-results/. OTELOP_ALLOW_SKIP=realnode lets a machine that cannot run the real node pass,
+# saying so loudly at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=$ROOT/bin/test-results
+PHASES=$OUT/phases.tsv
+rm -rf "$OUT" && mkdir -p "$OUT"
+: "${GO_TEST_TIMEOUT:=30m}"
+# Packages whose tests run with the race detector (issue 27: the packages with concurrency).
+: "${RACE_PACKAGES:=}"
+failed=0
+
+# phase NAME CMD...: runs CMD, prints its time and records "NAME seconds rc" in the phase log.
+phase() {
+  local name=$1 start=$SECONDS rc
+  shift
+  echo "==> [$name] started $(date -u +%H:%M:%S)"
+  "$@"
+  rc=$?
+  printf '%s\t%d\t%d\n' "$name" $((SECONDS - start)) $rc >>"$PHASES"
+  echo "<== [$name] $((SECONDS - start))s$([ $rc = 0 ] || echo ", FAILED (exit $rc)")"
+  [ $rc = 0 ] || failed=1
+  return $rc
+}
+
+# gotest NAME DIR [GO TEST ARGS...]: go test -json in DIR, printed as a person reads it, events
+# kept in bin/test-results/NAME.json for the summary.
+gotest() {
+  local name=$1 dir=$2
+  shift 2
+  (cd "$dir" && go test -json -timeout "$GO_TEST_TIMEOUT" "$@") | "$ROOT/bin/testreport" tee "$OUT/$name.json"
+}
+
+# race_filter KIND: the packages of kind (unit or cluster) from the split, without or (race) with
+# those of RACE_PACKAGES.
+in_race() {
+  local p
+  for p in $RACE_PACKAGES; do
+    [ "$1" = "github.com/otelop/otelop/$p" ] && return 0
+  done
+  return 1
+}
+pick() {
+  local kind=$1 race=$2 k p
+  while read -r k p; do
+    [ "$k" = "$kind" ] || continue
+    if in_race "$p"; then [ "$race" = race ] && echo "$p"; else [ "$race" = norace ] && echo "$p"; fi
+  done <"$OUT/split.txt"
+}
+
+tools_lane() {
+  phase tools nice -n 10 hack/build-tools.sh k8s etcd kwok kubelet otelcol upstream-operator flux controller-gen &&
+    phase generate-check nice -n 10 make --no-print-directory generate-check &&
+    phase build nice -n 10 make --no-print-directory build
+}
+
+unit_lane() {
+  local race norace
+  norace=$(pick unit norace)
+  race=$(pick unit race)
+  gotest unit . -p 2 $norace || return 1
+  [ -z "$race" ] || gotest unit-race . -p 2 -race $race
+}
+
+cluster_lane() {
+  local race norace
+  norace=$(pick cluster norace)
+  race=$(pick cluster race)
+  gotest cluster . -p 1 -ldflags "-X $DIGEST_VAR=$DIGEST" $norace || return 1
+  [ -z "$race" ] || gotest cluster-race . -p 1 -race -ldflags "-X $DIGEST_VAR=$DIGEST" $race
+}
+
+module() {
+  gotest "$1" "test/$1" -p 1 -ldflags "-X $DIGEST_VAR=$DIGEST" ./...
+}
+
+start=$SECONDS
+phase testreport go build -o bin/testreport ./hack/testreport || exit 1
+phase split sh -c 'bin/testreport split ./... >"$0"' "$OUT/split.txt" || exit 1
+
+# The tools, generated files and binaries build in the background (niced) while the unit packages,
+# which need none of them, run.
+tools_lane >"$OUT/tools.log" 2>&1 &
+tools_pid=$!
+phase unit unit_lane
+wait $tools_pid
+tools_rc=$?
+cat "$OUT/tools.log"
+if [ $tools_rc != 0 ]; then
+  failed=1
+  echo "!! the tools, generated files or binaries failed (above); the suites that need them do not run"
+else
+  DIGEST_VAR=github.com/otelop/otelop/internal/testenv.InputsDigest
+  DIGEST=$(bin/testreport digest)
+  echo "==> inputs digest $DIGEST (linked into the test binaries that read inputs outside Go's view)"
+  phase cluster cluster_lane
+  for m in compat chart images; do phase "$m" module "$m"; done
+  phase system gotest system test/system -p 1 -v -ldflags "-X $DIGEST_VAR=$DIGEST" ./...
+fi
+
+bin/testreport summary -phases "$PHASES" "$OUT"/*.json
+rc=$?
+echo "==> make test: $((SECONDS - start))s"
+[ $failed = 0 ] && [ $rc = 0 ]
