@@ -47,7 +47,8 @@ spec:
 		}
 	}
 	// The Instrumentation must be in the webhook's cache before the pods are created.
-	time.Sleep(2 * time.Second)
+	awaitPodWebhook(g, ns, map[string]string{"instrumentation.opentelemetry.io/inject-java": "true"},
+		HaveField("Annotations", HaveKeyWithValue("otelop.io/instrumented", "java="+ns+"/otel@1")))
 	shop, other := deployment("shop", "true"), deployment("other", "missing")
 	g.Expect(k8s.Create(ctx, shop)).To(Succeed())
 	g.Expect(k8s.Create(ctx, other)).To(Succeed())

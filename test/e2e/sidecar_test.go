@@ -52,7 +52,8 @@ spec:
 		},
 	}
 	// The collector must be in the webhook's cache before the pods are created.
-	time.Sleep(2 * time.Second)
+	awaitPodWebhook(g, ns, map[string]string{"sidecar.opentelemetry.io/inject": "true"},
+		HaveField("Labels", HaveKeyWithValue("sidecar.opentelemetry.io/injected", ns+".sidecar")))
 	g.Expect(k8s.Create(ctx, dep)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		pods := &corev1.PodList{}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -19,9 +20,10 @@ import (
 	"github.com/otelop/otelop/test/realnode"
 )
 
-// create applies a manifest as a user would (unstructured: the webhook fills in the defaults),
-// retrying while the webhook's certificate is being injected. It returns the last error when
-// the API server keeps refusing the object for another reason.
+// create applies a manifest as a user would (unstructured: the webhook fills in the defaults).
+// While the admission webhook cannot be called yet (its CA bundle not injected, its server not
+// listening), the create is retried until it answers, for up to 60 s; the webhook's answer (the
+// object stored, or a refusal) is returned as is, and so is the last error at the deadline.
 func create(ns, manifest string) error {
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
@@ -29,10 +31,13 @@ func create(ns, manifest string) error {
 	}
 	u.SetNamespace(ns)
 	var err error
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if err = k8s.Create(context.Background(), u.DeepCopy()); err == nil || !webhookUnavailable(err) {
-			return err
-		}
+	waitErr := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true,
+		func(ctx context.Context) (bool, error) {
+			err = k8s.Create(ctx, u.DeepCopy())
+			return err == nil || !webhookUnavailable(err), nil
+		})
+	if err == nil && waitErr != nil {
+		return waitErr
 	}
 	return err
 }
@@ -61,6 +66,24 @@ func expectWarning(g Gomega, ns, name, reason string) {
 		g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", reason),
 			HaveField("Type", "Warning"), HaveField("Regarding.Name", name))))
 	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
+// awaitSidecarWebhook waits until the pod webhook injects the sidecar collector named injected
+// ("<namespace>.<name>") into a pod of namespace ns that asks for one. The webhook reads
+// collectors from the operator's informer cache, which sees a new collector some time after the
+// API server stored it; a pod created before then runs without its sidecar. Each probe is a
+// dry-run create through the API server and its admission chain: nothing is stored or scheduled.
+func awaitSidecarWebhook(g Gomega, ns, injected string) {
+	g.Eventually(func(g Gomega) {
+		probe := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: ns,
+				Annotations: map[string]string{"sidecar.opentelemetry.io/inject": "true"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: realnode.OTLPAppImage}}},
+		}
+		g.Expect(k8s.Create(context.Background(), probe, client.DryRunAll)).To(Succeed())
+		g.Expect(probe.Labels).To(HaveKeyWithValue("sidecar.opentelemetry.io/injected", injected))
+	}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Succeed(),
+		"the pod webhook never injected the sidecar into a dry-run pod")
 }
 
 // TestDeploymentCollectorIsReadyBecauseItsHealthCheckAnswers: a deployment-mode collector with the
@@ -146,7 +169,7 @@ spec:
         traces: {receivers: [otlp], exporters: [debug]}
 `)).To(Succeed())
 	// The pod webhook must see the collector in its cache before the pod is created.
-	time.Sleep(2 * time.Second)
+	awaitSidecarWebhook(g, ns, ns+".sidecar")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns,
 			Annotations: map[string]string{"sidecar.opentelemetry.io/inject": "true"}},
