@@ -1,7 +1,9 @@
 // Package shard proves --shard on the simulated cluster: two operator processes, each with its own
 // identity, split the collectors of one namespace by the sharding.opentelemetry.io/key label. The
-// API server's audit log shows that each writes only its own collectors' objects; both converge;
-// and when one dies, the other leaves the dead one's collectors untouched until it comes back.
+// API server's audit log shows that each shard created the objects of every one of its own
+// collectors and wrote their status, and wrote nothing of the other shard's; both converge; and
+// when one dies and collectors of both shards change, the other applies its own collectors'
+// changes, leaves the dead one's untouched, and the dead one applies its own when it comes back.
 package shard
 
 import (
@@ -31,11 +33,15 @@ import (
 // namespace holds every collector of the test, both shards mixed.
 const namespace = "shard"
 
-// collectorCount is how many collectors the two shards split (OTELOP_SHARD_COLLECTORS overrides
-// the 1,000 for quick local runs).
+// collectorCount is how many collectors the two shards split: 100 by default, which proves the
+// split in well under a minute of make test; OTELOP_SHARD_COLLECTORS overrides it (make bench runs
+// the 1,000 of the scale target).
 func collectorCount(t *testing.T) int {
-	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 1000)
+	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 100)
 }
+
+// changedPerShard is how many collectors of each shard the test scales while shard b is down.
+const changedPerShard = 3
 
 func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	n := collectorCount(t)
@@ -94,33 +100,95 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 		if len(foreign) > 0 {
 			t.Errorf("shard %s wrote %d objects of other shards, e.g. %v", s, len(foreign), foreign[:min(5, len(foreign))])
 		}
-		t.Logf("shard %s: %d writes to its %d collectors' objects (%.1f per collector): %v", s, own.total(), n/2,
-			float64(own.total())/float64(n/2), own)
+		mine := collectorsOf(s, n)
+		// The status that made them Ready is written; the audit log has it within moments.
+		if miss := awaitWrites(ctx, t, c.AuditLog, 0, s, mine, createdWrites, 30*time.Second); len(miss) > 0 {
+			t.Errorf("shard %s: its %d collectors are Ready, but the audit log lacks its writes of their objects "+
+				"(%d missing): %s", s, len(mine), len(miss), firstOf(miss, 10))
+		}
+		t.Logf("shard %s: %d writes to its %d collectors' objects (%.1f per collector): %v", s, own.total(), len(mine),
+			float64(own.total())/float64(len(mine)), own)
 	}
 
-	// Shard b dies. Both shards' collectors change; only shard a's change is acted on.
+	// Shard b dies. Collectors of both shards change (b's first, so that a has heard of them by the
+	// time it has applied its own); only shard a's changes are acted on.
 	offset, err := simcluster.AuditOffset(c.AuditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Kill()
-	aName, bName := collectorName("a", 0), collectorName("b", 1)
-	for _, name := range []string{aName, bName} {
+	k := min(changedPerShard, n/2)
+	aChanged, bChanged := collectorsOf("a", n)[:k], collectorsOf("b", n)[:k]
+	for _, name := range append(append([]string{}, bChanged...), aChanged...) {
 		scale(ctx, t, k8s, name, 2)
 	}
-	waitReplicas(ctx, t, k8s, aName, 2, 2*time.Minute)
-	time.Sleep(5 * time.Second) // what a's watch of b's change would do has happened by now
-	if got := deploymentReplicas(ctx, t, k8s, bName); got != 1 {
-		t.Errorf("with shard b down, %s's Deployment has %d replicas; want 1 (nobody may act on it)", bName, got)
+	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "a", aChanged, changedWrites, 2*time.Minute); len(miss) > 0 {
+		t.Fatalf("with shard b down, shard a did not apply the change of its collectors %v within 2m; the audit log lacks: %s",
+			aChanged, firstOf(miss, 10))
 	}
+	for _, name := range aChanged {
+		waitReplicas(ctx, t, k8s, name, 2, time.Minute)
+	}
+	stayUnscaled(ctx, t, k8s, bChanged, 5*time.Second)
 	after := readAudit(t, c.AuditLog, offset)
 	if _, foreign := after.byShard(user("a"), "a"); len(foreign) > 0 {
 		t.Errorf("with shard b down, shard a wrote %v", foreign)
 	}
 
-	// Shard b comes back (after its Lease expires) and catches up.
+	// Shard b comes back (after its Lease expires) and applies its collectors' changes.
+	offset, err = simcluster.AuditOffset(c.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b = startShard(ctx, t, c, bin, "b", "--enable-webhooks=false")
-	waitReplicas(ctx, t, k8s, bName, 2, 3*time.Minute)
+	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "b", bChanged, changedWrites, 3*time.Minute); len(miss) > 0 {
+		t.Fatalf("shard b came back but did not apply the change of its collectors %v within 3m; the audit log lacks: %s",
+			bChanged, firstOf(miss, 10))
+	}
+	for _, name := range bChanged {
+		waitReplicas(ctx, t, k8s, name, 2, time.Minute)
+	}
+	back := readAudit(t, c.AuditLog, offset)
+	for _, s := range []string{"a", "b"} {
+		if _, foreign := back.byShard(user(s), s); len(foreign) > 0 {
+			t.Errorf("after shard b came back, shard %s wrote %v", s, foreign)
+		}
+	}
+}
+
+// awaitWrites polls the audit log from offset on until it shows shard s's writes want for every
+// collector of collectors, and returns what is still missing (nil once all are there) when timeout
+// passes.
+func awaitWrites(ctx context.Context, t *testing.T, auditLog string, offset int64, s string, collectors []string, want []write, timeout time.Duration) []string {
+	t.Helper()
+	var miss []string
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
+		miss = readAudit(t, auditLog, offset).missing(user(s), collectors, want)
+		return len(miss) == 0, nil
+	})
+	return miss
+}
+
+// stayUnscaled fails the test as soon as a Deployment of collectors leaves 1 replica during window:
+// nobody may act on them while their shard is down. The window is the claim's bound: it starts
+// once the live shard has applied its own collectors' changes, made after these.
+func stayUnscaled(ctx context.Context, t *testing.T, k8s client.Client, collectors []string, window time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(window); ; {
+		for _, name := range collectors {
+			if got := deploymentReplicas(ctx, t, k8s, name); got != 1 {
+				t.Fatalf("with shard b down, %s's Deployment has %d replicas; want 1 (nobody may act on it)", name, got)
+			}
+		}
+		if time.Now().After(end) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // startShard runs the operator binary as shard s with its own client certificate (user
@@ -153,6 +221,20 @@ func startShard(ctx context.Context, t *testing.T, c *simcluster.Cluster, bin, s
 func user(s string) string { return "otelop-shard-" + s }
 
 func collectorName(s string, i int) string { return fmt.Sprintf("%s-%04d", s, i) }
+
+// collectorsOf is the names of shard s's collectors among the n createCollectors makes (a gets
+// the even indexes, b the odd ones).
+func collectorsOf(s string, n int) []string {
+	count := n / 2
+	if s == "a" {
+		count = (n + 1) / 2
+	}
+	names := make([]string, count)
+	for i := range names {
+		names[i] = collectorName(s, i)
+	}
+	return names
+}
 
 // createCollectors creates n small deployment-mode collectors, alternately in shards a and b, 16
 // at a time.
