@@ -145,6 +145,25 @@ var goldenCases = []goldenCase{
 		return single(DotNet, withAnnotations(appPod(corev1.Container{Name: "app", Image: "dotnet-shop:8", Env: []corev1.EnvVar{{Name: "DOTNET_STARTUP_HOOKS", Value: "/app/hook.dll"}}}),
 			DotNetRuntimeAnnotation, "linux-musl-x64"))
 	}},
+	{"dotnet-arm64", func() Input {
+		p := appPod()
+		p.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"}
+		return single(DotNet, p)
+	}},
+	{"dotnet-musl-arm64", func() Input {
+		// The namespace's runtime, and an arm64-only required node affinity.
+		in := single(DotNet, appPod())
+		in.Pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}},
+			}}},
+		}}}
+		in.Namespace.Annotations = map[string]string{DotNetRuntimeAnnotation: "linux-musl-x64"}
+		return in
+	}},
+	{"dotnet-bad-runtime", func() Input {
+		return single(DotNet, withAnnotations(appPod(), DotNetRuntimeAnnotation, "linux-arm64"))
+	}},
 	{"go", func() Input {
 		in := single(Go, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/shop"))
 		in.Options.Disabled = nil

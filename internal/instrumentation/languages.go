@@ -1,7 +1,6 @@
 package instrumentation
 
 import (
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +13,6 @@ const (
 	javaMountPath   = "/otel-auto-instrumentation-java"
 	nodejsMountPath = "/otel-auto-instrumentation-nodejs"
 	pythonMountPath = "/otel-auto-instrumentation-python"
-	dotnetMountPath = "/otel-auto-instrumentation-dotnet"
 
 	envJavaToolOptions = "JAVA_TOOL_OPTIONS"
 	envNodeOptions     = "NODE_OPTIONS"
@@ -138,64 +136,6 @@ func (b *builder) python(inst *v1alpha1.Instrumentation, name string) error {
 	)
 	b.sdkConfig(inst, c, c)
 	b.copyAgent(Python, inst, spec.Image, []string{"cp", "-r", src, pythonMountPath}, spec.Resources, volume, pythonMountPath, name)
-	return nil
-}
-
-// .NET environment (upstream's values).
-const (
-	envDotNetAutoHome = "OTEL_DOTNET_AUTO_HOME"
-	dotnetProfilerID  = "{918728DD-259F-4A6A-AC2B-B85E1B658318}"
-)
-
-// dotnet copies the .NET agent and sets the CLR profiler and startup hook variables; the
-// profiler's build follows the otel-dotnet-auto-runtime annotation.
-func (b *builder) dotnet(inst *v1alpha1.Instrumentation, name string) error {
-	spec := inst.Spec.DotNet
-	c := b.mustContainer(name)
-	if err := rejectValueFrom(c.Env, "DOTNET_STARTUP_HOOKS", "DOTNET_ADDITIONAL_DEPS", "DOTNET_SHARED_STORE"); err != nil {
-		return err
-	}
-	if hasEnv(c.Env, envDotNetAutoHome) {
-		return errors.New(envDotNetAutoHome + " is already set in the container")
-	}
-	if hasEnv(spec.Env, envDotNetAutoHome) {
-		return errors.New(envDotNetAutoHome + " is already set in the Instrumentation's spec.dotnet.env")
-	}
-	var profiler string
-	switch runtime := b.value(DotNetRuntimeAnnotation); runtime {
-	case "", "linux-x64":
-		profiler = dotnetMountPath + "/linux/OpenTelemetry.AutoInstrumentation.Native.so"
-	case "linux-musl-x64":
-		profiler = dotnetMountPath + "/linux-musl/OpenTelemetry.AutoInstrumentation.Native.so"
-	default:
-		return fmt.Errorf("%s=%q is not supported (linux-x64 or linux-musl-x64)", DotNetRuntimeAnnotation, runtime)
-	}
-	volume := agentVolume(InitContainerName(DotNet), spec.VolumeClaimTemplate, spec.VolumeSizeLimit)
-	c.Env = appendIfNotSet(c.Env, spec.Env...)
-	addMount(c, corev1.VolumeMount{Name: volume.Name, MountPath: dotnetMountPath})
-	commonEnv(inst, c)
-	for _, v := range []struct {
-		name, value string
-		concat      bool
-	}{
-		{"CORECLR_ENABLE_PROFILING", "1", false},
-		{"CORECLR_PROFILER", dotnetProfilerID, false},
-		{"CORECLR_PROFILER_PATH", profiler, false},
-		{"DOTNET_STARTUP_HOOKS", dotnetMountPath + "/net/OpenTelemetry.AutoInstrumentation.StartupHook.dll", true},
-		{"DOTNET_ADDITIONAL_DEPS", dotnetMountPath + "/AdditionalDeps", true},
-		{envDotNetAutoHome, dotnetMountPath, false},
-		{"DOTNET_SHARED_STORE", dotnetMountPath + "/store", true},
-	} {
-		i := envIndex(c.Env, v.name)
-		switch {
-		case i < 0:
-			c.Env = append(c.Env, corev1.EnvVar{Name: v.name, Value: v.value})
-		case v.concat && c.Env[i].ValueFrom == nil:
-			c.Env[i].Value += ":" + v.value
-		}
-	}
-	b.sdkConfig(inst, c, c)
-	b.copyAgent(DotNet, inst, spec.Image, []string{"cp", "-r", "/autoinstrumentation/.", dotnetMountPath}, spec.Resources, volume, dotnetMountPath, name)
 	return nil
 }
 
