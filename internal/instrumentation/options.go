@@ -13,7 +13,9 @@ const (
 	ContainerNamesAnnotation = AnnotationPrefix + "container-names"
 	// PythonPlatformAnnotation selects the Python build: "glibc" (default) or "musl".
 	PythonPlatformAnnotation = AnnotationPrefix + "otel-python-platform"
-	// DotNetRuntimeAnnotation selects the .NET runtime: "linux-x64" (default) or "linux-musl-x64".
+	// DotNetRuntimeAnnotation selects the C library of the .NET profiler's build: "linux-x64"
+	// (glibc, the default) or "linux-musl-x64". The arm64 build of either is used when the pod's
+	// spec allows only arm64 nodes.
 	DotNetRuntimeAnnotation = AnnotationPrefix + "otel-dotnet-auto-runtime"
 	// GoTargetExeAnnotation is the path of the executable the Go agent instruments
 	// (OTEL_GO_AUTO_TARGET_EXE).
