@@ -33,6 +33,7 @@ const (
 	otelopUser     = "otelop-operator"
 	upstreamPkg    = "github.com/open-telemetry/opentelemetry-operator"
 	convergeLimit  = 4 * time.Minute
+	settleLimit    = 3 * time.Minute
 )
 
 func TestMain(m *testing.M) {
@@ -119,6 +120,7 @@ func TestTakeover(t *testing.T) {
 	e.waitConverged(upstreamUser, up)
 	e.settle(upstreamUser, up)
 	base := e.snapshot()
+	e.checkNoneOurs(base)
 	if err := up.stop(); err != nil {
 		t.Logf("stopping upstream's operator: %v", err)
 	}
@@ -130,6 +132,7 @@ func TestTakeover(t *testing.T) {
 	writes := e.writesSincePhase(otelopUser)
 	ours := e.snapshot()
 	e.checkTwins(base)
+	e.checkAdopted(base)
 	stopOurs()
 	e.report("upstream -> otelop", base, ours, writes)
 
@@ -320,7 +323,8 @@ func (e *env) markPhase() {
 	e.phaseStart = time.Now()
 }
 
-// settle waits until user has run at least 15s and then written nothing for 10s (at most 3 min).
+// settle waits until user has run at least 15s and then written nothing for 10s, and fails the
+// test when that has not happened within settleLimit.
 func (e *env) settle(user string, up *upstream) {
 	e.t.Helper()
 	if up != nil && user == upstreamUser {
@@ -328,7 +332,8 @@ func (e *env) settle(user string, up *upstream) {
 	}
 	pos := e.auditPos
 	quietSince := time.Now()
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(settleLimit)
+	var last map[string]int
 	for {
 		w, next, err := auditWrites(e.cluster.AuditLog, user, pos)
 		if err != nil {
@@ -336,14 +341,16 @@ func (e *env) settle(user string, up *upstream) {
 		}
 		pos = next
 		if len(w) > 0 {
-			quietSince = time.Now()
+			quietSince, last = time.Now(), w
 		}
 		if time.Since(e.phaseStart) > 15*time.Second && time.Since(quietSince) > 10*time.Second {
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Logf("%s still writing after 3 minutes", user)
-			return
+			all := e.writesSincePhase(user)
+			e.t.Fatalf("%s did not settle within %s: %d writes since the phase started %s ago, the last %s ago "+
+				"(a settled operator writes nothing for 10s); the last batch: %v", user, settleLimit, total(all),
+				time.Since(e.phaseStart).Round(time.Second), time.Since(quietSince).Round(time.Second), last)
 		}
 		time.Sleep(time.Second)
 	}
