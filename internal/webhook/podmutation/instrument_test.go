@@ -86,7 +86,7 @@ func TestInstrumentEachLanguage(t *testing.T) {
 			g.Expect(envValue(p.Spec.Containers[0], "OTEL_EXPORTER_OTLP_PROTOCOL")).To(Equal("http/protobuf"))
 		}},
 		{lang: instrumentation.DotNet, check: func(g Gomega, p *corev1.Pod) {
-			g.Expect(envValue(p.Spec.Containers[0], "CORECLR_PROFILER_PATH")).To(HaveSuffix("OpenTelemetry.AutoInstrumentation.Native.so"))
+			g.Expect(envValue(p.Spec.Containers[0], "CORECLR_PROFILER_PATH")).To(Equal("/otel-auto-instrumentation-dotnet/linux-x64/OpenTelemetry.AutoInstrumentation.Native.so"))
 		}},
 		{lang: instrumentation.Go, extra: map[string]string{instrumentation.GoTargetExeAnnotation: "/app"}, check: func(g Gomega, p *corev1.Pod) {
 			g.Expect(names(p.Spec.Containers)).To(Equal([]string{"app", "opentelemetry-auto-instrumentation"}))
