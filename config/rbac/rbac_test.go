@@ -288,3 +288,56 @@ func TestShippedRoleStaysNarrow(t *testing.T) {
 		t.Errorf("unexpected role names %q, %s/%s", cr.Name, role.Namespace, role.Name)
 	}
 }
+
+// TestShippedRoleLeasesOnlyWhatIsGranted: the ClusterRole's rights on the cluster's Leases
+// (kube-node-lease's node heartbeats and kube-system's controller leases included) are exactly
+// what the operator grants to collectors (k8s_leader_elector: client-go's Lease lock gets, creates
+// and updates its Lease), never delete, patch, list or watch; the operator's own Lease is covered
+// by name in the Role. Failing before the fix: the ClusterRole held all seven verbs.
+func TestShippedRoleLeasesOnlyWhatIsGranted(t *testing.T) {
+	cr, _ := shipped(t)
+	granted := map[string]bool{}
+	cases := widest()
+	for kind, types := range collectorconfig.RBACComponentTypes() {
+		for _, typ := range types {
+			for _, r := range collectorconfig.RBACRules(collectorconfig.Parse(collectorConfig(kind, typ, cases[kind][typ]))) {
+				if matches(r.APIGroups, "coordination.k8s.io") && matches(r.Resources, "leases") {
+					for _, v := range r.Verbs {
+						granted[v] = true
+					}
+				}
+			}
+		}
+	}
+	if len(granted) == 0 {
+		t.Fatal("no component grants Lease rights; the test case is wrong (k8s_leader_elector does)")
+	}
+	for _, r := range cr.Rules {
+		if !matches(r.APIGroups, "coordination.k8s.io") || !matches(r.Resources, "leases") {
+			continue
+		}
+		for _, v := range r.Verbs {
+			if !granted[v] || v == "delete" || v == "deletecollection" || v == "patch" || v == "list" || v == "watch" {
+				t.Errorf("ClusterRole rule %s allows %q on every Lease of the cluster; collectors are granted only %v", ruleString(r), v, keys(granted))
+			}
+		}
+	}
+	// Positive control: what k8s_leader_elector collectors are granted is held.
+	for _, v := range []string{"get", "create", "update"} {
+		if !granted[v] {
+			t.Errorf("k8s_leader_elector is not granted %q on Leases; client-go's Lease lock needs it", v)
+		}
+		if !covered(cr.Rules, access{"coordination.k8s.io", "leases", v, ""}) {
+			t.Errorf("ClusterRole does not allow %q on Leases, which the operator grants to k8s_leader_elector collectors", v)
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -103,7 +103,7 @@ func TestRBACRules(t *testing.T) {
 		{
 			name: "k8s_leader_elector",
 			cfg:  "receivers: {otlp: {}}\nextensions: {k8s_leader_elector: {}}\n" + pipeline("extensions", "k8s_leader_elector"),
-			want: []rbacv1.PolicyRule{rule("coordination.k8s.io", []string{"leases"}, "get", "list", "watch", "create", "update", "patch", "delete")},
+			want: []rbacv1.PolicyRule{rule("coordination.k8s.io", []string{"leases"}, "get", "create", "update")},
 		},
 		{
 			name: "unused components need nothing",

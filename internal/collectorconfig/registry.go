@@ -120,9 +120,12 @@ var extensionSpecs = map[string]spec{
 	"health_check": {style: styleSingle, ports: []portDef{{port: 13133}}, defaultEndpoint: true, healthCheck: true},
 	"jaeger_query": {style: styleHTTP, ports: []portDef{{port: 16686, targetPort: true}}, defaultEndpoint: true},
 	"k8s_observer": {rbac: k8sObserverRules},
+	// client-go's Lease lock, which the extension uses, only gets, creates and updates its Lease
+	// (releasing it is an update too): no list, watch, patch or delete. Upstream grants all seven
+	// verbs, which the operator would then have to hold on every Lease of the cluster.
 	"k8s_leader_elector": {rbac: func(map[string]any) []rbacv1.PolicyRule {
 		return []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
+			Verbs: []string{"get", "create", "update"}}}
 	}},
 }
 

@@ -64,4 +64,8 @@ package operator
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=get;list;watch
 // +kubebuilder:rbac:groups=config.openshift.io,resources=infrastructures;infrastructures/status,verbs=get;list;watch
 // +kubebuilder:rbac:groups=quota.openshift.io,resources=clusterresourcequotas,verbs=get;list;watch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leases: only the verbs the k8s_leader_elector extension is granted (client-go's Lease lock: get,
+// create, update); no list, watch, patch or delete on the cluster's Leases (kube-node-lease
+// included). The operator's default Lease is covered by name in the Role below; the Leases of
+// --shard instances (<id>-shard-<hash>, names not known in advance) use this rule.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
