@@ -10,7 +10,8 @@
 # module files (go.mod, go.sum and its sources in hack/tools/<dir>), the build flags and packages, the
 # Go version and the platform. A key that is there is linked into bin/ (hard link, or a copy across
 # file systems); one that is not is built into the cache first. bin/tool-keys lists the key each
-# binary in bin/ came from, so that the test runner can tell when a tool changed (hack/test.sh).
+# binary in bin/ came from (paths relative to the checkout), so that the test runner can tell when a
+# tool changed (hack/test.sh).
 #
 # A failing build names the tool and prints the tail of its log (the full log is in bin/logs/).
 set -euo pipefail
@@ -55,7 +56,7 @@ build() {
   entry="$CACHE/${name//[^A-Za-z0-9._-]/_}-$k"
   local missing=0 o
   for o in "${outs[@]}"; do
-    [ -x "$o" ] && grep -qxF "$o $k" "$KEYS" || missing=1
+    [ -x "$o" ] && grep -qxF "${o#"$ROOT"/} $k" "$KEYS" || missing=1
   done
   if [ $missing = 0 ]; then
     echo "==> $name: up to date"
@@ -91,7 +92,7 @@ build() {
   fi
   for o in "${outs[@]}"; do
     link "$entry/$(basename "$o")" "$o"
-    { grep -v "^$o " "$KEYS" || true; echo "$o $k"; } >"$KEYS.tmp" && mv "$KEYS.tmp" "$KEYS"
+    { grep -v "^${o#"$ROOT"/} " "$KEYS" || true; echo "${o#"$ROOT"/} $k"; } >"$KEYS.tmp.$$" && mv "$KEYS.tmp.$$" "$KEYS"
   done
 }
 

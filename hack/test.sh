@@ -10,7 +10,9 @@
 # Every package whose tests read inputs outside Go's view (YAML read in TestMain, the cluster
 # binaries, sources built by a test) gets the digest of those inputs linked in, so a YAML-only change
 # is never answered from Go's test cache (hack/testreport/inputs.go). Results and phase times are in
-# bin/test-results/. OTELOP_ALLOW_SKIP=realnode lets a machine that cannot run the real node pass,
+# bin/test-results/. Tests build with -trimpath, so that Go's caches (compiled packages and test
+# results) do not depend on the checkout's folder: a fresh clone of the same content reuses them.
+# OTELOP_ALLOW_SKIP=realnode lets a machine that cannot run the real node pass,
 # saying so loudly at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +43,7 @@ phase() {
 gotest() {
   local name=$1 dir=$2
   shift 2
-  (cd "$dir" && go test -json -timeout "$GO_TEST_TIMEOUT" "$@") | "$ROOT/bin/testreport" tee "$OUT/$name.json"
+  (cd "$dir" && go test -json -trimpath -timeout "$GO_TEST_TIMEOUT" "$@") | "$ROOT/bin/testreport" tee "$OUT/$name.json"
 }
 
 # race_filter KIND: the packages of kind (unit or cluster) from the split, without or (race) with

@@ -246,8 +246,8 @@ func buildBinaries(root, dir string) error {
 		}
 		return nil
 	}
-	if err := run(root, "build", "-ldflags=-s -w", "-o", dir+"/", "./test/realnode/cmd/..."); err != nil {
+	if err := run(root, "build", "-trimpath", "-ldflags=-s -w", "-o", dir+"/", "./test/realnode/cmd/..."); err != nil {
 		return err
 	}
-	return run(filepath.Join(root, "hack", "tools", "otelcol"), "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelcol"), ".")
+	return run(filepath.Join(root, "hack", "tools", "otelcol"), "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelcol"), ".")
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 
 	clustersv1alpha1 "github.com/openmcp-project/openmcp-operator/api/clusters/v1alpha1"
 	openmcpcrds "github.com/openmcp-project/openmcp-operator/api/crds"
@@ -151,12 +150,11 @@ func (w *World) AddControlPlane(ctx context.Context, name, namespace string) (st
 const PurposeMCP = "mcp"
 
 // FluxCRDDir is the folder of the generated Flux CRDs.
+// (Found from the repository root, not from runtime.Caller: make test builds with -trimpath.)
 func FluxCRDDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "flux-crds")
+	return filepath.Join(testenv.RepoRoot(), "internal", "serviceprovider", "simprovider", "testdata", "flux-crds")
 }
 
 func emptyDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "empty")
+	return filepath.Join(testenv.RepoRoot(), "internal", "serviceprovider", "simprovider", "testdata", "empty")
 }
