@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -23,6 +22,11 @@ const EventReason = "InstrumentationNotInjected"
 // instrument applies the instrumentation.opentelemetry.io/inject-<language> annotations of the
 // pod and its namespace. It reports whether the pod changed and the warnings for what was asked
 // for and not done.
+//
+// The Secret and ConfigMap that an Instrumentation's spec.exporter.tls names are mounted by name,
+// as upstream does, and never read here: the operator holds no right to read Secrets outside its
+// own namespace, and a pod may mount what its own namespace holds. One that does not exist is the
+// kubelet's to report (a FailedMount Event on the pod, which waits for it).
 func (h *Handler) instrument(r *podRequest) (bool, []string) {
 	pod := r.pod
 	ns, err := r.namespace()
@@ -44,16 +48,12 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 	}
 	var warnings []string
 	insts := map[instrumentation.Language]*v1alpha1.Instrumentation{}
-	checked := map[string]error{}
 	for _, req := range reqs {
 		if !h.instrumentation.Enabled(req.Language) {
 			warnings = append(warnings, instrumentation.NotInjected(req.Language, instrumentation.DisabledMessage(req.Language)))
 			continue
 		}
 		inst, err := h.resolve(r, req)
-		if err == nil {
-			err = h.checkTLS(r, inst, checked)
-		}
 		if err != nil {
 			warnings = append(warnings, instrumentation.NotInjected(req.Language, err.Error()))
 			continue
@@ -120,41 +120,6 @@ func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1
 		return nil, fmt.Errorf("reading Instrumentation %s: %w", target, err)
 	}
 	return inst, nil
-}
-
-// checkTLS verifies that the Secret and ConfigMap holding the exporter's certificates exist in
-// the pod's namespace (a pod mounting a missing one would not start), with uncached metadata
-// reads made only for Instrumentations that use TLS, once per request.
-func (h *Handler) checkTLS(r *podRequest, inst *v1alpha1.Instrumentation, checked map[string]error) error {
-	tls := inst.Spec.Exporter.TLS
-	if tls == nil {
-		return nil
-	}
-	check := func(kind, name string) error {
-		if name == "" {
-			return nil
-		}
-		id := kind + "/" + name
-		if err, ok := checked[id]; ok {
-			return err
-		}
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
-		err := h.opts.APIReader.Get(r.ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: name}, obj)
-		switch {
-		case apierrors.IsNotFound(err):
-			err = fmt.Errorf("spec.exporter.tls of Instrumentation %s/%s names %s %q, which namespace %q does not have",
-				inst.Namespace, inst.Name, kind, name, r.pod.Namespace)
-		case err != nil:
-			err = fmt.Errorf("reading %s %s/%s: %w", kind, r.pod.Namespace, name, err)
-		}
-		checked[id] = err
-		return err
-	}
-	if err := check("Secret", tls.SecretName); err != nil {
-		return err
-	}
-	return check("ConfigMap", tls.ConfigMapName)
 }
 
 // event records warnings as one Warning Event on the pod's top owner (its Deployment, CronJob,

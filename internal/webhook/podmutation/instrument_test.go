@@ -184,9 +184,7 @@ func TestNotInstrumented(t *testing.T) {
 	none := newNamespace(t, "no-inst", nil)
 	two := newNamespace(t, "two-inst", nil)
 	newInstrumentation(t, two, "a")
-	newInstrumentation(t, two, "b", func(i *v1alpha1.Instrumentation) {
-		i.Spec.Exporter.TLS = &v1alpha1.TLS{SecretName: "missing-certs", CA: "ca.crt"}
-	})
+	newInstrumentation(t, two, "b")
 	tests := []struct {
 		name, ns string
 		ann      map[string]string
@@ -196,8 +194,6 @@ func TestNotInstrumented(t *testing.T) {
 			warning: `namespace "no-inst" has no Instrumentation`},
 		{name: "two instrumentations", ns: two, ann: map[string]string{"instrumentation.opentelemetry.io/inject-java": "true"},
 			warning: "has 2 Instrumentations (a, b); name one in the annotation"},
-		{name: "missing tls secret", ns: two, ann: map[string]string{"instrumentation.opentelemetry.io/inject-java": "b"},
-			warning: `names Secret "missing-certs", which namespace "two-inst" does not have`},
 		{name: "unknown container", ns: two, ann: map[string]string{"instrumentation.opentelemetry.io/inject-java": "a", instrumentation.ContainerNamesAnnotation: "ghost"},
 			warning: `the pod has no container "ghost"`},
 		{name: "multi-instrumentation without container names", ns: two, ann: map[string]string{

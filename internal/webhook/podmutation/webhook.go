@@ -57,9 +57,8 @@ type Options struct {
 	// Namespaces reads Namespace metadata (NamespaceMetadata objects). Nil means the manager's
 	// cache, whose Namespace metadata informer Setup registers.
 	Namespaces client.Reader
-	// APIReader reads ReplicaSet, Job, Secret and ConfigMap metadata without a cache, and
-	// Namespaces or Instrumentations the cache does not have yet. Nil means the manager's API
-	// reader.
+	// APIReader reads ReplicaSet and Job metadata without a cache, and Namespaces or
+	// Instrumentations the cache does not have yet. Nil means the manager's API reader.
 	APIReader client.Reader
 	// Instrumentation are the operator's auto-instrumentation switches; nil means upstream's
 	// defaults (instrumentation.DefaultOptions).
