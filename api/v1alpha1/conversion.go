@@ -20,6 +20,14 @@ const (
 	// v1alpha1 object uses deprecated fields v1beta1 does not have (spec.minReplicas,
 	// spec.maxReplicas, status.messages, status.replicas). It holds them as JSON.
 	AnnotationV1alpha1Data = "opentelemetry.io/v1alpha1-conversion-data"
+	// AnnotationUnparsedConfig is set on a v1beta1 collector converted from a v1alpha1 one whose
+	// spec.config does not parse (a cluster where v1alpha1 was the storage version can hold such
+	// objects). It holds the v1alpha1 text exactly; the v1beta1 spec.config is then empty
+	// (receivers, exporters and pipelines present with nothing in them). Converting back restores
+	// the text while spec.config is still empty; a v1beta1 client that sets a configuration
+	// replaces it. The collector controller reports such a collector Stalled (InvalidSpec) and
+	// admission refuses it on create and on any change of its spec.
+	AnnotationUnparsedConfig = "otelop.io/unparsed-v1alpha1-config"
 )
 
 var _ conversion.Convertible = &OpenTelemetryCollector{}
@@ -57,15 +65,17 @@ func (c *OpenTelemetryCollector) ConvertFrom(srcRaw conversion.Hub) error {
 }
 
 // ToHub converts a v1alpha1 collector into v1beta1 without changing its input. The YAML
-// configuration is parsed into the structured form; an invalid YAML document is an error naming
-// spec.config. Fields that v1beta1 has and v1alpha1 lacks are restored from the
+// configuration is parsed into the structured form; a document that does not parse is kept as
+// text in the AnnotationUnparsedConfig annotation and spec.config is left empty, so that one such
+// stored object cannot make every v1beta1 list and watch fail (upstream #4288). Fields that
+// v1beta1 has and v1alpha1 lacks are restored from the
 // AnnotationV1beta1Data annotation when present, and the deprecated v1alpha1-only fields are
 // kept in the AnnotationV1alpha1Data annotation.
 func ToHub(in *OpenTelemetryCollector) (*v1beta1.OpenTelemetryCollector, error) {
 	src := in.DeepCopy()
-	cfg, err := parseConfig(src.Spec.Config)
-	if err != nil {
-		return nil, err
+	cfg, parseErr := parseConfig(src.Spec.Config)
+	if parseErr != nil {
+		cfg = emptyConfig()
 	}
 	out := &v1beta1.OpenTelemetryCollector{
 		TypeMeta:   src.TypeMeta,
@@ -75,6 +85,16 @@ func ToHub(in *OpenTelemetryCollector) (*v1beta1.OpenTelemetryCollector, error) 
 	}
 	out.APIVersion = v1beta1.GroupVersion.String()
 	out.Spec.Config = cfg
+	// The annotation says what the text of this very object is: one it arrived with is stale.
+	delete(out.ObjectMeta.Annotations, AnnotationUnparsedConfig)
+	if parseErr != nil {
+		if out.ObjectMeta.Annotations == nil {
+			out.ObjectMeta.Annotations = map[string]string{}
+		}
+		out.ObjectMeta.Annotations[AnnotationUnparsedConfig] = src.Spec.Config
+	} else if len(out.ObjectMeta.Annotations) == 0 {
+		out.ObjectMeta.Annotations = nil
+	}
 
 	var hubData v1beta1Data
 	if found, err := popAnnotation(&out.ObjectMeta.Annotations, AnnotationV1beta1Data, &hubData); err != nil {
@@ -90,7 +110,9 @@ func ToHub(in *OpenTelemetryCollector) (*v1beta1.OpenTelemetryCollector, error) 
 }
 
 // FromHub converts a v1beta1 collector into v1alpha1 without changing its input. The structured
-// configuration becomes a YAML document. Fields v1alpha1 cannot express are kept in the
+// configuration becomes a YAML document, or, while it is empty and AnnotationUnparsedConfig is
+// set, that annotation's text (the annotation is dropped either way). Fields v1alpha1 cannot
+// express are kept in the
 // AnnotationV1beta1Data annotation, and deprecated fields recorded in AnnotationV1alpha1Data are
 // restored when the hub has not changed them since.
 func FromHub(in *v1beta1.OpenTelemetryCollector) (*OpenTelemetryCollector, error) {
@@ -107,6 +129,15 @@ func FromHub(in *v1beta1.OpenTelemetryCollector) (*OpenTelemetryCollector, error
 	}
 	out.APIVersion = GroupVersion.String()
 	out.Spec.Config = cfg
+	if raw, ok := out.ObjectMeta.Annotations[AnnotationUnparsedConfig]; ok {
+		if isEmptyConfig(&src.Spec.Config) {
+			out.Spec.Config = raw
+		}
+		delete(out.ObjectMeta.Annotations, AnnotationUnparsedConfig)
+		if len(out.ObjectMeta.Annotations) == 0 {
+			out.ObjectMeta.Annotations = nil
+		}
+	}
 
 	var alphaData v1alpha1Data
 	if found, err := popAnnotation(&out.ObjectMeta.Annotations, AnnotationV1alpha1Data, &alphaData); err != nil {
@@ -147,6 +178,46 @@ func configYAML(cfg *v1beta1.Config) (string, error) {
 		return "", fmt.Errorf("spec.config: cannot render as YAML: %w", err)
 	}
 	return string(b), nil
+}
+
+// emptyConfig is the v1beta1 configuration of a collector whose v1alpha1 text does not parse:
+// the sections the v1beta1 schema requires (receivers, exporters, service.pipelines), with
+// nothing in them, so that the object stays writable (its status) through v1beta1.
+func emptyConfig() v1beta1.Config {
+	return v1beta1.Config{
+		Receivers: v1beta1.AnyConfig{Object: map[string]any{}},
+		Exporters: v1beta1.AnyConfig{Object: map[string]any{}},
+		Service:   v1beta1.Service{Pipelines: map[string]*v1beta1.Pipeline{}},
+	}
+}
+
+// isEmptyConfig reports whether cfg has no component, extension, telemetry or pipeline (the zero
+// Config and emptyConfig are both empty).
+func isEmptyConfig(cfg *v1beta1.Config) bool {
+	return len(cfg.Receivers.Object) == 0 && len(cfg.Exporters.Object) == 0 &&
+		(cfg.Processors == nil || len(cfg.Processors.Object) == 0) &&
+		(cfg.Connectors == nil || len(cfg.Connectors.Object) == 0) &&
+		(cfg.Extensions == nil || len(cfg.Extensions.Object) == 0) &&
+		len(cfg.Service.Extensions) == 0 &&
+		(cfg.Service.Telemetry == nil || len(cfg.Service.Telemetry.Object) == 0) &&
+		len(cfg.Service.Pipelines) == 0
+}
+
+// UnparsedConfig returns the v1alpha1 text of a v1beta1 collector whose configuration did not
+// parse when it was converted (AnnotationUnparsedConfig), and the parse error, as an error naming
+// spec.config and the annotation. It returns nil when the annotation is absent or spec.config is
+// no longer empty (a v1beta1 client has set a configuration, which wins).
+func UnparsedConfig(c *v1beta1.OpenTelemetryCollector) error {
+	raw, ok := c.Annotations[AnnotationUnparsedConfig]
+	if !ok || !isEmptyConfig(&c.Spec.Config) {
+		return nil
+	}
+	_, err := parseConfig(raw)
+	if err == nil {
+		err = fmt.Errorf("spec.config: the configuration is empty")
+	}
+	return fmt.Errorf("%w (the collector is stored as v1alpha1 and its configuration text is kept in the annotation %s; correct it through the v1alpha1 API, or set spec.config through v1beta1)",
+		err, AnnotationUnparsedConfig)
 }
 
 func isZeroConfig(cfg *v1beta1.Config) bool {

@@ -277,8 +277,6 @@ func TestConversionErrors(t *testing.T) {
 		in   *OpenTelemetryCollector
 		want string
 	}{
-		{name: "invalid yaml", in: &OpenTelemetryCollector{Spec: OpenTelemetryCollectorSpec{Config: "receivers: [unclosed"}}, want: "spec.config"},
-		{name: "config is not a mapping", in: &OpenTelemetryCollector{Spec: OpenTelemetryCollectorSpec{Config: "receivers: 5"}}, want: "spec.config"},
 		{name: "bad annotation", in: &OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationV1beta1Data: "{"}}}, want: AnnotationV1beta1Data},
 	}
 	for _, tt := range tests {

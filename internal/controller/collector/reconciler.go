@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/apply"
 	"github.com/otelop/otelop/internal/autodetect"
@@ -100,6 +101,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	if err := v1alpha1.UnparsedConfig(otelcol); err != nil {
+		// Stored as v1alpha1 with a config that does not parse: there is nothing to build from,
+		// and nothing is applied or pruned until the configuration is corrected.
+		return ctrl.Result{}, r.stalled(ctx, otelcol, err)
+	}
 	caps := r.Capabilities()
 	// Upgrade routines migrate a copy: the user's stored spec is never rewritten.
 	migrated, upgradeChanges, upgradeErr := upgrade.Apply(*otelcol, otelcol.Status.Version, r.Version)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
@@ -36,6 +37,12 @@ var (
 // no API calls; the RBAC check that needs the API server is in Webhook.
 func Validate(otelcol, old *v1beta1.OpenTelemetryCollector, opts ValidateOptions) (field.ErrorList, []string) {
 	spec := &otelcol.Spec
+	if err := v1alpha1.UnparsedConfig(otelcol); err != nil {
+		// A v1alpha1 request whose config does not parse: conversion kept the text in an
+		// annotation. The text is not repeated (it may hold credentials).
+		return field.ErrorList{{Type: field.ErrorTypeInvalid, Field: configPath.String(),
+			BadValue: field.OmitValueType{}, Detail: err.Error()}}, nil
+	}
 	var errs field.ErrorList
 	if old != nil && old.Spec.Mode != spec.Mode {
 		errs = append(errs, field.Invalid(specPath.Child("mode"), spec.Mode,

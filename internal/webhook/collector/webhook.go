@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
@@ -67,9 +68,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 }
 
 // Default applies ApplyDefaults with the webhook's options. A collector being deleted is left as
-// it is: the update that removes its finalizer must not depend on defaulting succeeding.
+// it is: the update that removes its finalizer must not depend on defaulting succeeding. So is a
+// collector whose v1alpha1 configuration does not parse (v1alpha1.UnparsedConfig): defaults would
+// fill its empty spec.config, and validation refuses it anyway unless only its metadata changes.
 func (w *Webhook) Default(_ context.Context, otelcol *v1beta1.OpenTelemetryCollector) error {
-	if !otelcol.DeletionTimestamp.IsZero() {
+	if !otelcol.DeletionTimestamp.IsZero() || v1alpha1.UnparsedConfig(otelcol) != nil {
 		return nil
 	}
 	return ApplyDefaults(otelcol, w.opts.Manifests)
