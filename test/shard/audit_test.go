@@ -91,13 +91,17 @@ func withSuffix(s string) func(string) string { return func(c string) string { r
 func itself(c string) string { return c }
 
 // createdWrites are what a shard's audit trail holds for each deployment-mode collector it
-// converged: the creates of its generated objects (the applier creates what is missing) and a
-// write of its status.
+// converged: the create of every object generated for the test's configuration (the applier
+// creates what is missing) and a write of its status.
 var createdWrites = []write{
 	{verbs: []string{"create"}, resource: "deployments", name: withSuffix("-collector")},
 	{verbs: []string{"create"}, resource: "configmaps", name: withSuffix("-collector-"), prefix: true},
 	{verbs: []string{"create"}, resource: "serviceaccounts", name: withSuffix("-collector")},
 	{verbs: []string{"create"}, resource: "services", name: withSuffix("-collector")},
+	{verbs: []string{"create"}, resource: "services", name: withSuffix("-collector-headless")},
+	{verbs: []string{"create"}, resource: "services", name: withSuffix("-collector-monitoring")},
+	{verbs: []string{"create"}, resource: "poddisruptionbudgets", name: withSuffix("-collector")},
+	{verbs: []string{"create"}, resource: "networkpolicies", name: withSuffix("-collector-networkpolicy")},
 	{verbs: []string{"patch", "update"}, resource: "opentelemetrycollectors/status", name: itself},
 }
 

@@ -39,6 +39,9 @@ func convergedLines(user, c string) []string {
 		auditLine(user, "create", "serviceaccounts", "", c+"-collector", 201),
 		auditLine(user, "create", "services", "", c+"-collector", 201),
 		auditLine(user, "create", "services", "", c+"-collector-headless", 201),
+		auditLine(user, "create", "services", "", c+"-collector-monitoring", 201),
+		auditLine(user, "create", "poddisruptionbudgets", "", c+"-collector", 201),
+		auditLine(user, "create", "networkpolicies", "", c+"-collector-networkpolicy", 201),
 		auditLine(user, "patch", "opentelemetrycollectors", "status", c, 200),
 	}
 }
@@ -61,7 +64,7 @@ func TestMissingFindsEachAbsentWrite(t *testing.T) {
 	lines[0] = auditLine(a, "create", "deployments", "", "a-0000-collector", 409) // failed
 	lines[1] = auditLine("someone-else", "create", "configmaps", "", "a-0000-collector-0123abcd", 201)
 	lines[2] = auditLine(a, "create", "serviceaccounts", "", "a-00001-collector", 201) // another collector's
-	lines[5] = auditLine(a, "get", "opentelemetrycollectors", "status", "a-0000", 200) // not a write
+	lines[8] = auditLine(a, "get", "opentelemetrycollectors", "status", "a-0000", 200) // not a write
 	got := parseLog(t, lines...).missing(a, []string{"a-0000"}, createdWrites)
 	want := []string{
 		"a-0000: create deployments a-0000-collector",

@@ -122,6 +122,7 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	for _, name := range append(append([]string{}, bChanged...), aChanged...) {
 		scale(ctx, t, k8s, name, 2)
 	}
+	changedAt := time.Now()
 	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "a", aChanged, changedWrites, 2*time.Minute); len(miss) > 0 {
 		t.Fatalf("with shard b down, shard a did not apply the change of its collectors %v within 2m; the audit log lacks: %s",
 			aChanged, firstOf(miss, 10))
@@ -129,6 +130,8 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	for _, name := range aChanged {
 		waitReplicas(ctx, t, k8s, name, 2, time.Minute)
 	}
+	t.Logf("with shard b down, shard a applied the change of its collectors %v (Deployments and status) %s after it was made",
+		aChanged, time.Since(changedAt).Round(time.Millisecond))
 	stayUnscaled(ctx, t, k8s, bChanged, 5*time.Second)
 	after := readAudit(t, c.AuditLog, offset)
 	if _, foreign := after.byShard(user("a"), "a"); len(foreign) > 0 {
@@ -140,11 +143,14 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	restart := time.Now()
 	b = startShard(ctx, t, c, bin, "b", "--enable-webhooks=false")
 	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "b", bChanged, changedWrites, 3*time.Minute); len(miss) > 0 {
 		t.Fatalf("shard b came back but did not apply the change of its collectors %v within 3m; the audit log lacks: %s",
 			bChanged, firstOf(miss, 10))
 	}
+	t.Logf("shard b, back, applied the change of its collectors %v %s after it was started (its Lease expires first)",
+		bChanged, time.Since(restart).Round(time.Millisecond))
 	for _, name := range bChanged {
 		waitReplicas(ctx, t, k8s, name, 2, time.Minute)
 	}
