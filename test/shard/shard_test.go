@@ -40,8 +40,15 @@ func collectorCount(t *testing.T) int {
 	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 100)
 }
 
-// changedPerShard is how many collectors of each shard the test scales while shard b is down.
-const changedPerShard = 3
+const (
+	// changedPerShard is how many collectors of each shard the test scales while shard b is down.
+	changedPerShard = 3
+	// applyLimit bounds how long the live shard may take to apply its collectors' changes.
+	applyLimit = 2 * time.Minute
+	// catchUpLimit bounds how long shard b, restarted, may take to apply its collectors' changes
+	// (it waits for its old Lease to expire first).
+	catchUpLimit = 3 * time.Minute
+)
 
 func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	n := collectorCount(t)
@@ -103,8 +110,8 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 		mine := collectorsOf(s, n)
 		// The status that made them Ready is written; the audit log has it within moments.
 		if miss := awaitWrites(ctx, t, c.AuditLog, 0, s, mine, createdWrites, 30*time.Second); len(miss) > 0 {
-			t.Errorf("shard %s: its %d collectors are Ready, but the audit log lacks its writes of their objects "+
-				"(%d missing): %s", s, len(mine), len(miss), firstOf(miss, 10))
+			t.Errorf("shard %s: the audit log lacks its writes of the objects of its %d collectors (%d missing): %s",
+				s, len(mine), len(miss), firstOf(miss, 10))
 		}
 		t.Logf("shard %s: %d writes to its %d collectors' objects (%.1f per collector): %v", s, own.total(), len(mine),
 			float64(own.total())/float64(len(mine)), own)
@@ -123,9 +130,9 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 		scale(ctx, t, k8s, name, 2)
 	}
 	changedAt := time.Now()
-	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "a", aChanged, changedWrites, 2*time.Minute); len(miss) > 0 {
-		t.Fatalf("with shard b down, shard a did not apply the change of its collectors %v within 2m; the audit log lacks: %s",
-			aChanged, firstOf(miss, 10))
+	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "a", aChanged, changedWrites, applyLimit); len(miss) > 0 {
+		t.Fatalf("with shard b down, shard a did not apply the change of its collectors %v within %s; the audit log lacks: %s",
+			aChanged, applyLimit, firstOf(miss, 10))
 	}
 	for _, name := range aChanged {
 		waitReplicas(ctx, t, k8s, name, 2, time.Minute)
@@ -145,9 +152,9 @@ func TestTwoShardsSplitTheCollectors(t *testing.T) {
 	}
 	restart := time.Now()
 	b = startShard(ctx, t, c, bin, "b", "--enable-webhooks=false")
-	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "b", bChanged, changedWrites, 3*time.Minute); len(miss) > 0 {
-		t.Fatalf("shard b came back but did not apply the change of its collectors %v within 3m; the audit log lacks: %s",
-			bChanged, firstOf(miss, 10))
+	if miss := awaitWrites(ctx, t, c.AuditLog, offset, "b", bChanged, changedWrites, catchUpLimit); len(miss) > 0 {
+		t.Fatalf("shard b came back but did not apply the change of its collectors %v within %s; the audit log lacks: %s",
+			bChanged, catchUpLimit, firstOf(miss, 10))
 	}
 	t.Logf("shard b, back, applied the change of its collectors %v %s after it was started (its Lease expires first)",
 		bChanged, time.Since(restart).Round(time.Millisecond))
