@@ -73,6 +73,10 @@ func decodeOne(index int, m map[string]any, sets []string, namespace string) doc
 		if err = strictJSON(b, &alpha); err == nil {
 			col, err = v1alpha1.ToHub(&alpha)
 		}
+		if err == nil {
+			// Conversion keeps a config that does not parse as text; there is nothing to render.
+			err = v1alpha1.UnparsedConfig(col)
+		}
 	default:
 		err = fmt.Errorf("apiVersion: unsupported value %q (want %s or %s)", apiVersion,
 			v1beta1.GroupVersion, v1alpha1.GroupVersion)

@@ -71,3 +71,15 @@ func TestFlags(t *testing.T) {
 	g.Expect(code).To(Equal(1))
 	g.Expect(stderr).To(ContainSubstring("does-not-exist.yaml"))
 }
+
+// TestUnparsableV1alpha1Config: conversion no longer fails on a v1alpha1 config that does not
+// parse (it keeps the text for the API server's sake), but render still refuses it, naming the
+// field.
+func TestUnparsableV1alpha1Config(t *testing.T) {
+	g := NewWithT(t)
+	doc := "apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\nmetadata: {name: old}\nspec:\n  config: |\n    receivers: [unclosed\n"
+	code, out, stderr := run([]string{"-f", "-"}, doc)
+	g.Expect(code).To(Equal(1))
+	g.Expect(out).To(BeEmpty())
+	g.Expect(stderr).To(ContainSubstring("spec.config: invalid collector configuration"))
+}
