@@ -94,7 +94,7 @@ func (b *builder) dotnet(inst *v1alpha1.Instrumentation, name string) error {
 			c.Env[i].Value += ":" + v.value
 		}
 	}
-	b.sdkConfig(inst, c, c)
 	b.copyAgent(DotNet, inst, spec.Image, []string{"cp", "-r", "/autoinstrumentation/.", dotnetMountPath}, spec.Resources, volume, dotnetMountPath, name)
+	b.sdkConfig(inst, c, c)
 	return nil
 }

@@ -47,11 +47,12 @@ func (b *builder) golang(inst *v1alpha1.Instrumentation, name string) error {
 		return errors.New(envGoTargetExe + " is not set: give the executable's path in the " + GoTargetExeAnnotation + " annotation, spec.go.env or spec.env")
 	}
 	app := b.mustContainer(name).DeepCopy()
-	b.sdkConfig(inst, &agent, app)
-	pod.Spec.ShareProcessNamespace = ptr.To(true)
-	pod.Spec.Containers = append(pod.Spec.Containers, agent)
+	// The kernel-debug volume comes before the exporter's TLS volumes (upstream's order).
 	b.addVolume(corev1.Volume{Name: kernelDebugName, VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: kernelDebugMount},
 	}})
+	b.sdkConfig(inst, &agent, app)
+	pod.Spec.ShareProcessNamespace = ptr.To(true)
+	pod.Spec.Containers = append(pod.Spec.Containers, agent)
 	return nil
 }

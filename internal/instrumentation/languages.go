@@ -54,9 +54,10 @@ func (b *builder) java(inst *v1alpha1.Instrumentation, name string) error {
 	} else {
 		c.Env = append(c.Env, corev1.EnvVar{Name: envJavaToolOptions, Value: arg})
 	}
-	b.sdkConfig(inst, c, c)
 	sc := initSecurityContext(inst, c)
+	// The agent's volume comes before the exporter's TLS volumes (upstream's order).
 	b.addVolume(volume)
+	b.sdkConfig(inst, c, c)
 	mounts := []corev1.VolumeMount{{Name: volume.Name, MountPath: javaMountPath}}
 	b.addInitContainer(corev1.Container{
 		Name:            InitContainerName(Java),
@@ -95,10 +96,8 @@ func (b *builder) nodejs(inst *v1alpha1.Instrumentation, name string) error {
 	} else {
 		c.Env = append(c.Env, corev1.EnvVar{Name: envNodeOptions, Value: nodeRequire})
 	}
-	// The Node.js SDK starts metrics only when an exporter is named.
-	c.Env = appendIfNotSet(c.Env, corev1.EnvVar{Name: "OTEL_METRICS_EXPORTER", Value: "otlp"})
-	b.sdkConfig(inst, c, c)
 	b.copyAgent(NodeJS, inst, spec.Image, []string{"cp", "-r", "/autoinstrumentation/.", nodejsMountPath}, spec.Resources, volume, nodejsMountPath, name)
+	b.sdkConfig(inst, c, c)
 	return nil
 }
 
@@ -134,13 +133,15 @@ func (b *builder) python(inst *v1alpha1.Instrumentation, name string) error {
 		corev1.EnvVar{Name: "OTEL_METRICS_EXPORTER", Value: "otlp"},
 		corev1.EnvVar{Name: "OTEL_LOGS_EXPORTER", Value: "otlp"},
 	)
-	b.sdkConfig(inst, c, c)
 	b.copyAgent(Python, inst, spec.Image, []string{"cp", "-r", src, pythonMountPath}, spec.Resources, volume, pythonMountPath, name)
+	b.sdkConfig(inst, c, c)
 	return nil
 }
 
 // copyAgent adds, once per pod, the agent volume and the init container copying the agent into
-// it, placed before target when target is an init container.
+// it, placed before target when target is an init container. Languages call it before
+// sdkConfig, so that the agent's volume comes before the exporter's TLS volumes (upstream's
+// order).
 func (b *builder) copyAgent(lang Language, inst *v1alpha1.Instrumentation, image string, command []string,
 	resources corev1.ResourceRequirements, volume corev1.Volume, mountPath, target string) {
 	sc := initSecurityContext(inst, b.mustContainer(target))
