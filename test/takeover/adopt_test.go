@@ -209,6 +209,7 @@ func (e *env) checkAdopted(base snapshot) {
 		if len(gen[col]) == 0 {
 			t.Errorf("adoption: upstream generated no objects for collector %s, so nothing shows a takeover of it", col)
 		}
+		t.Logf("   %s: %d objects: %s", col, len(gen[col]), strings.Join(gen[col], ", "))
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("opentelemetry.io/v1beta1")
 		u.SetKind("OpenTelemetryCollector")
