@@ -349,8 +349,8 @@ func (e *env) settle(user string, up *upstream) {
 		if time.Now().After(deadline) {
 			all := e.writesSincePhase(user)
 			e.t.Fatalf("%s did not settle within %s: %d writes since the phase started %s ago, the last %s ago "+
-				"(a settled operator writes nothing for 10s); the last batch: %v", user, settleLimit, total(all),
-				time.Since(e.phaseStart).Round(time.Second), time.Since(quietSince).Round(time.Second), last)
+				"(a settled operator writes nothing for 10s); the last writes seen, by kind and verb: %v", user, settleLimit,
+				total(all), time.Since(e.phaseStart).Round(time.Second), time.Since(quietSince).Round(time.Second), byKindAndVerb(last))
 		}
 		time.Sleep(time.Second)
 	}
