@@ -29,6 +29,7 @@ func goldenCases() []struct {
 		{"route", func(o *Options) { o.OpenShiftRoutes = true }},
 		{"autoscaler", nil},
 		{"targetallocator", nil},
+		{"linkedtargetallocator", nil},
 		{"rbac", func(o *Options) { o.CreateRBAC = true }},
 		{"observability", func(o *Options) { o.PrometheusCRDs = true }},
 	}

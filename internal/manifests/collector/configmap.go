@@ -26,9 +26,17 @@ func (s *state) configMap() (*corev1.ConfigMap, error) {
 	}, nil
 }
 
-// collectorYAML is the config the collector runs with.
+// collectorYAML is the config the collector runs with. With a target allocator (the embedded one
+// of spec.targetAllocator.enabled, or the standalone one the opentelemetry.io/target-allocator
+// label names, which wins) the prometheus receiver takes its targets from the allocator's Service.
+// mTLS applies only with the embedded one, as upstream's does.
 func (s *state) collectorYAML() (string, error) {
-	if !s.col.Spec.TargetAllocator.Enabled {
+	taName := s.col.Name
+	linked, isLinked := LinkedTargetAllocator(s.col)
+	if isLinked {
+		taName = linked
+	}
+	if !s.col.Spec.TargetAllocator.Enabled && !isLinked {
 		out, err := configText(s.col.Spec.Config)
 		if err != nil {
 			return "", fmt.Errorf("spec.config: %w", err)
@@ -36,8 +44,8 @@ func (s *state) collectorYAML() (string, error) {
 		return out, nil
 	}
 	opts := collectorconfig.TargetAllocatorOptions{
-		ServiceName: naming.TargetAllocator(s.col.Name),
-		MTLS:        s.opts.taMTLS(),
+		ServiceName: naming.TargetAllocator(taName),
+		MTLS:        s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS(),
 	}
 	if d := s.col.Spec.TargetAllocator.CollectorTargetReloadInterval; d != nil {
 		opts.Interval = d.Duration.String()

@@ -17,6 +17,10 @@ const (
 	LabelName      = "app.kubernetes.io/name"
 	LabelVersion   = "app.kubernetes.io/version"
 
+	// LabelTargetAllocator on a collector names the standalone TargetAllocator (in its namespace)
+	// the collector takes its Prometheus targets from.
+	LabelTargetAllocator = "opentelemetry.io/target-allocator"
+
 	// ManagedBy is the value of app.kubernetes.io/managed-by.
 	ManagedBy = "opentelemetry-operator"
 	// PartOf is the value of app.kubernetes.io/part-of.

@@ -34,7 +34,7 @@ const (
 	// NamespaceEnv tells the target allocator the namespace of the collectors it serves.
 	NamespaceEnv = "OTELCOL_NAMESPACE"
 	// CollectorLabel on a collector names the TargetAllocator it uses (besides owner references).
-	CollectorLabel = "opentelemetry.io/target-allocator"
+	CollectorLabel = manifestutils.LabelTargetAllocator
 
 	// HTTPPortName and HTTPPort are the target allocator's HTTP API (targets, probes, metrics).
 	HTTPPortName = "http"
