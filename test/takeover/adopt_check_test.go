@@ -18,7 +18,8 @@ func obj(t *testing.T, s string) map[string]any {
 }
 
 // TestGeneratedObjectsGroupsByInstance checks which objects of a snapshot count as a collector's
-// generated objects: those with its instance label, not pods or revisions, not other namespaces'.
+// generated objects: those with its instance label or that it controls, not pods or revisions,
+// not other namespaces'.
 func TestGeneratedObjectsGroupsByInstance(t *testing.T) {
 	s := snapshot{
 		"OpenTelemetryCollector/gateway":        obj(t, `{"metadata":{"name":"gateway"}}`),
@@ -27,12 +28,15 @@ func TestGeneratedObjectsGroupsByInstance(t *testing.T) {
 		"Deployment/gateway-collector":          obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
 		"ConfigMap/gateway-collector-1234":      obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
 		"ClusterRole/gateway-collector":         obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover-twins.gateway"}}}`),
-		"ReplicaSet/gateway-collector-abc":      obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
-		"Pod/gateway-collector-abc-def":         obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
-		"Deployment/app":                        obj(t, `{"metadata":{"labels":{"app":"app"}}}`),
+		"TargetAllocator/gateway": obj(t, `{"metadata":{"labels":{"app.kubernetes.io/managed-by":"opentelemetry-operator"},`+
+			`"ownerReferences":[{"kind":"OpenTelemetryCollector","name":"gateway","controller":true}]}}`),
+		"Service/other":                    obj(t, `{"metadata":{"ownerReferences":[{"kind":"OpenTelemetryCollector","name":"gateway"}]}}`),
+		"ReplicaSet/gateway-collector-abc": obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
+		"Pod/gateway-collector-abc-def":    obj(t, `{"metadata":{"labels":{"app.kubernetes.io/instance":"takeover.gateway"}}}`),
+		"Deployment/app":                   obj(t, `{"metadata":{"labels":{"app":"app"}}}`),
 	}
 	got := generatedObjects(s, "takeover")
-	if g := strings.Join(got["gateway"], ","); g != "ConfigMap/gateway-collector-1234,Deployment/gateway-collector" {
+	if g := strings.Join(got["gateway"], ","); g != "ConfigMap/gateway-collector-1234,Deployment/gateway-collector,TargetAllocator/gateway" {
 		t.Errorf("gateway's generated objects: %s", g)
 	}
 	if g, ok := got["sidecar"]; !ok || len(g) != 0 {
@@ -57,11 +61,11 @@ func TestAdoptionProblemsNeedsOurManagerAndTheLabel(t *testing.T) {
 			`{"metadata":{"labels":{"app.kubernetes.io/part-of":"opentelemetry"},"managedFields":[{"manager":"upstream-operator"},{"manager":"opentelemetry-operator","subresource":"status"}]}}`,
 			[]string{"no managedFields entry of opentelemetry-operator"}},
 		{"a wrong label value", `{"metadata":{"labels":{"app.kubernetes.io/part-of":"x"},"managedFields":[{"manager":"opentelemetry-operator","operation":"Apply"}]}}`,
-			[]string{`not restored ("x")`}},
+			[]string{`not restored ("x", want "opentelemetry")`}},
 		{"applied by us", `{"metadata":{"labels":{"app.kubernetes.io/part-of":"opentelemetry"},"managedFields":[{"manager":"upstream-operator"},{"manager":"opentelemetry-operator","operation":"Apply"}]}}`, nil},
 		{"created by us", `{"metadata":{"labels":{"app.kubernetes.io/part-of":"opentelemetry"},"managedFields":[{"manager":"opentelemetry-operator-create-0123456789abcdef","operation":"Update"}]}}`, nil},
 	} {
-		got := adoptionProblems(obj(t, c.obj))
+		got := adoptionProblems(obj(t, c.obj), "app.kubernetes.io/part-of", "opentelemetry")
 		if len(got) != len(c.want) {
 			t.Errorf("%s: problems %q, want %d", c.name, got, len(c.want))
 			continue
@@ -70,6 +74,25 @@ func TestAdoptionProblemsNeedsOurManagerAndTheLabel(t *testing.T) {
 			if !strings.Contains(got[i], w) {
 				t.Errorf("%s: problem %q, want it to say %q", c.name, got[i], w)
 			}
+		}
+	}
+}
+
+// TestDriftLabelPrefersPartOf checks which label the adoption check removes: part-of, else
+// managed-by (a collector's TargetAllocator), else none.
+func TestDriftLabelPrefersPartOf(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"metadata":{"labels":{"app.kubernetes.io/part-of":"opentelemetry","app.kubernetes.io/managed-by":"opentelemetry-operator"}}}`: "app.kubernetes.io/part-of=opentelemetry",
+		`{"metadata":{"labels":{"team":"a","app.kubernetes.io/managed-by":"opentelemetry-operator"}}}`:                                  "app.kubernetes.io/managed-by=opentelemetry-operator",
+		`{"metadata":{"labels":{"team":"a"}}}`: "",
+	} {
+		label, value, ok := driftLabel(obj(t, in))
+		got := ""
+		if ok {
+			got = label + "=" + value
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}
 }

@@ -21,7 +21,10 @@ import (
 // every object upstream generated is ours to keep right. Objects that were already right are not
 // written at the switch (by design, docs/migrating.md), so their managedFields cannot show it
 // yet: the test removes a label our desired state has from every one of them, as a drift, and
-// waits until our operator has restored each, under its own field manager.
+// waits until our operator has restored each, under its own field manager. The label is
+// app.kubernetes.io/part-of, or app.kubernetes.io/managed-by on an object without it (the
+// TargetAllocator a collector's spec.targetAllocator makes carries only the collector's labels
+// and managed-by); neither is in a pod template, so the drift rolls no pod.
 
 const (
 	// ourManager is the field manager of our applies; ourManager + createInfix + <hash> that of
@@ -31,10 +34,10 @@ const (
 	// ourStatusManager is the field manager of our status patches: the API server names an
 	// update's manager after the client's user agent.
 	ourStatusManager = operator.UserAgent
-	// driftLabel is the label the adoption check removes from every generated object.
-	driftLabel = "app.kubernetes.io/part-of"
-	driftValue = "opentelemetry"
-	adoptLimit = 2 * time.Minute
+	// partOf and managedByLabel are the labels the adoption check removes (driftLabel).
+	partOf         = "app.kubernetes.io/part-of"
+	managedByLabel = "app.kubernetes.io/managed-by"
+	adoptLimit     = 2 * time.Minute
 )
 
 // notGenerated are the kinds in a snapshot that carry a collector's instance label without being
@@ -42,8 +45,9 @@ const (
 var notGenerated = map[string]bool{"Pod": true, "ReplicaSet": true, "ControllerRevision": true, "OpenTelemetryCollector": true}
 
 // generatedObjects maps each collector of the snapshot to the "Kind/name" keys of the objects
-// generated for it (its app.kubernetes.io/instance label is "<namespace>.<collector>"), sorted.
-// Every collector has an entry, empty when nothing was generated for it.
+// generated for it (its app.kubernetes.io/instance label is "<namespace>.<collector>", or the
+// collector is its controller), sorted. Every collector has an entry, empty when nothing was
+// generated for it.
 func generatedObjects(s snapshot, namespace string) map[string][]string {
 	out := map[string][]string{}
 	for _, k := range sortedKeys(s) {
@@ -61,11 +65,40 @@ func generatedObjects(s snapshot, namespace string) map[string][]string {
 		}
 		labels, _, _ := unstructured.NestedStringMap(s[k], "metadata", "labels")
 		col, ok := strings.CutPrefix(labels["app.kubernetes.io/instance"], namespace+".")
-		if _, known := out[col]; ok && known {
+		if !ok {
+			col = controllerCollector(s[k])
+		}
+		if _, known := out[col]; known {
 			out[col] = append(out[col], k)
 		}
 	}
 	return out
+}
+
+// controllerCollector is the name of the OpenTelemetryCollector that is obj's controller, "" when
+// none is.
+func controllerCollector(obj map[string]any) string {
+	refs, _, _ := unstructured.NestedSlice(obj, "metadata", "ownerReferences")
+	for _, r := range refs {
+		ref, _ := r.(map[string]any)
+		if ref["kind"] == "OpenTelemetryCollector" && ref["controller"] == true {
+			name, _ := ref["name"].(string)
+			return name
+		}
+	}
+	return ""
+}
+
+// driftLabel is the label the adoption check removes from obj (as upstream generated it), with
+// its value: part-of, else managed-by; ok is false when obj has neither.
+func driftLabel(obj map[string]any) (label, value string, ok bool) {
+	labels, _, _ := unstructured.NestedStringMap(obj, "metadata", "labels")
+	for _, l := range []string{partOf, managedByLabel} {
+		if v, has := labels[l]; has {
+			return l, v, true
+		}
+	}
+	return "", "", false
 }
 
 // managedBy returns the managers of obj's managedFields entries for the main resource
@@ -97,14 +130,14 @@ func ownedByUs(obj map[string]any) bool {
 	return false
 }
 
-// adoptionProblems says what of obj (a generated object after the drift) shows that our operator
-// has not restored it: the drift label missing, no managedFields entry of ours. Empty when both
-// hold.
-func adoptionProblems(obj map[string]any) []string {
+// adoptionProblems says what of obj (a generated object after the drift of label) shows that our
+// operator has not restored it: label without value, no managedFields entry of ours. Empty when
+// both hold.
+func adoptionProblems(obj map[string]any, label, value string) []string {
 	var out []string
 	labels, _, _ := unstructured.NestedStringMap(obj, "metadata", "labels")
-	if v, ok := labels[driftLabel]; !ok || v != driftValue {
-		out = append(out, fmt.Sprintf("label %s not restored (%q)", driftLabel, v))
+	if v, ok := labels[label]; !ok || v != value {
+		out = append(out, fmt.Sprintf("label %s not restored (%q, want %q)", label, v, value))
 	}
 	if !ownedByUs(obj) {
 		main, _ := managedBy(obj)
@@ -228,14 +261,18 @@ func (e *env) checkAdopted(base snapshot) {
 			if !ownedByUs(live.Object) {
 				untouched++
 			}
-			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, driftLabel)
+			label, _, ok := driftLabel(base[k])
+			if !ok {
+				t.Fatalf("adoption: %s (collector %s) has neither %s nor %s to drift", k, col, partOf, managedByLabel)
+			}
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, label)
 			if err := e.admin.Patch(e.ctx, live, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-				t.Fatalf("removing %s from %s: %v", driftLabel, k, err)
+				t.Fatalf("removing %s from %s: %v", label, k, err)
 			}
 		}
 	}
 	t.Logf("== adoption: %d of the %d objects upstream generated for %d collectors were not written at the switch (already right); "+
-		"removed %s from all of them", untouched, objects, len(gen), driftLabel)
+		"removed %s (else %s) from all of them", untouched, objects, len(gen), partOf, managedByLabel)
 	start := time.Now()
 	var problems []string
 	for {
@@ -247,7 +284,8 @@ func (e *env) checkAdopted(base snapshot) {
 					problems = append(problems, fmt.Sprintf("%s (collector %s): %v", k, col, err))
 					continue
 				}
-				if p := adoptionProblems(live.Object); len(p) > 0 {
+				label, value, _ := driftLabel(base[k])
+				if p := adoptionProblems(live.Object, label, value); len(p) > 0 {
 					problems = append(problems, fmt.Sprintf("%s (collector %s): %s", k, col, strings.Join(p, ", ")))
 				}
 			}
