@@ -92,7 +92,7 @@ build() {
   fi
   for o in "${outs[@]}"; do
     link "$entry/$(basename "$o")" "$o"
-    { grep -v "^${o#"$ROOT"/} " "$KEYS" || true; echo "${o#"$ROOT"/} $k"; } >"$KEYS.tmp.$$" && mv "$KEYS.tmp.$$" "$KEYS"
+    { grep -v "^${o#"$ROOT"/} " "$KEYS" || true; echo "${o#"$ROOT"/} $k"; } | LC_ALL=C sort >"$KEYS.tmp.$$" && mv "$KEYS.tmp.$$" "$KEYS"
   done
 }
 
