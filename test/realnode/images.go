@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,8 +30,8 @@ type Image struct {
 	Args []string
 	// Env holds KEY=VALUE entries.
 	Env []string
-	// Files are more regular files (mode 0644), by absolute path in the image; their folder must
-	// be / or /usr/local/bin.
+	// Files are more regular files (mode 0644), by absolute path in the image; their folders are
+	// created (mode 0755).
 	Files map[string]string
 }
 
@@ -71,6 +73,7 @@ func writeImage(img Image, dir string) (tag string, err error) {
 	for p, data := range img.Files {
 		entries = append(entries, imagebuild.Entry{Path: p, Mode: 0o644, Data: []byte(data)})
 	}
+	entries = append(entries, parentDirs(entries)...)
 	layer, err := tarLayer(entries)
 	if err != nil {
 		return "", err
@@ -105,6 +108,22 @@ func writeImage(img Image, dir string) (tag string, err error) {
 	return tag, err
 }
 
+// parentDirs returns the folders (mode 0755) that hold entries and are not entries themselves.
+func parentDirs(entries []imagebuild.Entry) []imagebuild.Entry {
+	have := map[string]bool{"/": true}
+	for _, e := range entries {
+		have[e.Path] = true
+	}
+	var out []imagebuild.Entry
+	for _, e := range entries {
+		for d := path.Dir(e.Path); !have[d]; d = path.Dir(d) {
+			have[d] = true
+			out = append(out, imagebuild.Entry{Path: d, Dir: true, Mode: 0o755})
+		}
+	}
+	return out
+}
+
 func tarLayer(entries []imagebuild.Entry) (v1.Layer, error) {
 	data, err := imagebuild.Tar(entries, imageCreated)
 	if err != nil {
@@ -132,9 +151,10 @@ func (c *Cluster) LoadImage(img Image) error {
 	return c.importImage(img)
 }
 
-// imageDir is where writeImages puts img's OCI layout.
+// imageDir is where writeImages puts img's OCI layout (one folder per image name: several images
+// run the same binary).
 func (c *Cluster) imageDir(img Image) string {
-	return filepath.Join(c.Dir, "images", filepath.Base(img.Binary))
+	return filepath.Join(c.Dir, "images", strings.NewReplacer("/", "_", ":", "_").Replace(img.Name))
 }
 
 // writeImages writes the OCI layouts of imgs in parallel (compressing the layers is most of the
@@ -250,4 +270,98 @@ func buildBinaries(root, dir string) error {
 		return err
 	}
 	return run(filepath.Join(root, "hack", "tools", "otelcol"), "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelcol"), ".")
+}
+
+// Stand-in agent images for the languages whose agent an init container copies, laid out like
+// the real images (the folders and files the injected environment names, and some of what lies
+// beside them), each with cp on the PATH. The files hold text, not agents: the path tests check
+// that what the environment names is there, not that an agent runs.
+const (
+	// NodeJSAgentImage stands in for autoinstrumentation-nodejs: /autoinstrumentation with
+	// autoinstrumentation.js and node_modules.
+	NodeJSAgentImage = "otelop.test/nodejs-agent:1"
+	// PythonAgentImage stands in for autoinstrumentation-python: the glibc build in
+	// /autoinstrumentation and the musl build in /autoinstrumentation-musl, each with the
+	// opentelemetry/instrumentation/auto_instrumentation package (sitecustomize.py) and a
+	// compiled module whose name says the C library (PythonGlibcMarker, PythonMuslMarker).
+	PythonAgentImage = "otelop.test/python-agent:1"
+	// DotNetAgentImage stands in for autoinstrumentation-dotnet: /autoinstrumentation with the
+	// native profiler of each platform (linux-x64/, linux-musl-x64/, linux-arm64/,
+	// linux-musl-arm64/), the startup hook in net/, AdditionalDeps/ and store/.
+	DotNetAgentImage = "otelop.test/dotnet-agent:1"
+)
+
+// The compiled modules that tell the two Python builds apart, relative to the build's folder.
+const (
+	PythonGlibcMarker = "wrapt/_wrappers.cpython-312-x86_64-linux-gnu.so"
+	PythonMuslMarker  = "wrapt/_wrappers.cpython-312-x86_64-linux-musl.so"
+)
+
+// DotNetPlatforms are the platform folders of the .NET agent image, each holding the native
+// profiler OpenTelemetry.AutoInstrumentation.Native.so.
+var DotNetPlatforms = []string{"linux-x64", "linux-musl-x64", "linux-arm64", "linux-musl-arm64"}
+
+// agentImages are the stand-in images of NodeJSAgentImage, PythonAgentImage and DotNetAgentImage,
+// with cp from binDir.
+func agentImages(binDir string) []Image {
+	cp := filepath.Join(binDir, "cp")
+	text := func(what string) string { return "otelop real-node stand-in: " + what + "\n" }
+	nodejs := map[string]string{
+		"/autoinstrumentation/autoinstrumentation.js":                                              text("autoinstrumentation.js"),
+		"/autoinstrumentation/package.json":                                                        `{"name":"@opentelemetry/k8s-autoinstrumentation"}` + "\n",
+		"/autoinstrumentation/node_modules/@opentelemetry/auto-instrumentations-node/package.json": `{"name":"@opentelemetry/auto-instrumentations-node"}` + "\n",
+	}
+	python := map[string]string{}
+	for root, marker := range map[string]string{"/autoinstrumentation": PythonGlibcMarker, "/autoinstrumentation-musl": PythonMuslMarker} {
+		python[root+"/opentelemetry/instrumentation/auto_instrumentation/__init__.py"] = text("auto_instrumentation")
+		python[root+"/opentelemetry/instrumentation/auto_instrumentation/sitecustomize.py"] = text("sitecustomize.py")
+		python[root+"/opentelemetry/distro/__init__.py"] = text("distro")
+		python[root+"/"+marker] = text(marker)
+	}
+	dotnet := map[string]string{
+		"/autoinstrumentation/instrument.sh":                                                                                                text("instrument.sh"),
+		"/autoinstrumentation/net/OpenTelemetry.AutoInstrumentation.StartupHook.dll":                                                        text("startup hook"),
+		"/autoinstrumentation/net/OpenTelemetry.AutoInstrumentation.dll":                                                                    text("managed agent"),
+		"/autoinstrumentation/AdditionalDeps/shared/Microsoft.NETCore.App/8.0.0/OpenTelemetry.AutoInstrumentation.AdditionalDeps.deps.json": "{}\n",
+		"/autoinstrumentation/store/x64/net8.0/opentelemetry/1.12.0/lib/net8.0/OpenTelemetry.dll":                                           text("store"),
+	}
+	for _, p := range DotNetPlatforms {
+		dotnet["/autoinstrumentation/"+p+"/OpenTelemetry.AutoInstrumentation.Native.so"] = text(p + " profiler")
+	}
+	return []Image{
+		{Name: NodeJSAgentImage, Binary: cp, Files: nodejs},
+		{Name: PythonAgentImage, Binary: cp, Files: python},
+		{Name: DotNetAgentImage, Binary: cp, Files: dotnet},
+	}
+}
+
+// PathCheckImage runs test/realnode/cmd/pathcheck: it prints whether every path the
+// auto-instrumentation environment names exists, and the files of each agent volume, then exits.
+const PathCheckImage = "otelop.test/pathcheck:1"
+
+// agentLoads holds, per cluster, the one LoadAgentImages run.
+var agentLoads sync.Map // *Cluster -> *agentLoad
+
+type agentLoad struct {
+	once sync.Once
+	err  error
+}
+
+// LoadAgentImages builds and loads the stand-in agent images (NodeJSAgentImage,
+// PythonAgentImage, DotNetAgentImage) and PathCheckImage, once per cluster.
+func (c *Cluster) LoadAgentImages() error {
+	v, _ := agentLoads.LoadOrStore(c, &agentLoad{})
+	l := v.(*agentLoad)
+	l.once.Do(func() {
+		imgs := append(agentImages(c.binDir), Image{Name: PathCheckImage, Binary: filepath.Join(c.binDir, "pathcheck")})
+		if l.err = c.writeImages(imgs); l.err != nil {
+			return
+		}
+		for _, img := range imgs {
+			if l.err = c.importImage(img); l.err != nil {
+				return
+			}
+		}
+	})
+	return l.err
 }
