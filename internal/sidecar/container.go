@@ -17,7 +17,8 @@ import (
 
 // Environment variables of the injected container.
 const (
-	// ConfigEnv holds the collector config; the container runs with --config=env:OTEL_CONFIG.
+	// ConfigEnv holds the collector config of a sidecar taken from another namespace (see
+	// ByReference); the container then runs with --config=env:OTEL_CONFIG.
 	ConfigEnv = "OTEL_CONFIG"
 	// ResourceAttributesEnv lists the pod's resource attributes as k=v pairs.
 	ResourceAttributesEnv = "OTEL_RESOURCE_ATTRIBUTES"
@@ -34,12 +35,16 @@ type Owners struct {
 	DeploymentName, DeploymentUID string
 }
 
-// Container returns the otc-container injected into pod: the collector's container without the
-// ConfigMap, with the config in OTEL_CONFIG and --config=env:OTEL_CONFIG, and, unless the
-// collector's env already sets OTEL_RESOURCE_ATTRIBUTES, the pod's resource attributes. With
-// opts.NativeSidecars it is meant for initContainers: restartPolicy Always and, without a startup
-// probe, the readiness probe as startup probe. The ReplicaSet is taken from the pod's controller
-// owner reference; use ContainerWithOwners to pass the Deployment too.
+// Container returns the otc-container injected into pod. A pod of the collector's own namespace
+// gets the collector's container as the operator's workloads have it: --config=/conf/collector.yaml
+// and the /conf mount of ConfigVolume, so that the config itself is never part of the pod (see
+// ByReference). A pod of another namespace (which the collector must allow) cannot mount that
+// ConfigMap and gets the config in OTEL_CONFIG with --config=env:OTEL_CONFIG, as upstream does
+// for every pod. Unless the collector's env already sets OTEL_RESOURCE_ATTRIBUTES, the pod's
+// resource attributes follow. With opts.NativeSidecars it is meant for initContainers:
+// restartPolicy Always and, without a startup probe, the readiness probe as startup probe. The
+// ReplicaSet is taken from the pod's controller owner reference; use ContainerWithOwners to pass
+// the Deployment too.
 func Container(otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, pod corev1.Pod) (corev1.Container, error) {
 	var owners Owners
 	for _, ref := range pod.OwnerReferences {
@@ -52,13 +57,18 @@ func Container(otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, p
 
 // ContainerWithOwners is Container with the pod's owners given explicitly.
 func ContainerWithOwners(otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, pod corev1.Pod, owners Owners) (corev1.Container, error) {
-	cfg, err := collector.ConfigYAML(otelcol)
-	if err != nil {
-		return corev1.Container{}, err
+	var c corev1.Container
+	if ByReference(otelcol, pod) {
+		c = collector.Container(otelcol, opts, true)
+	} else {
+		cfg, err := collector.ConfigYAML(otelcol)
+		if err != nil {
+			return corev1.Container{}, err
+		}
+		c = collector.Container(otelcol, opts, false)
+		c.Args = append(c.Args, "--config=env:"+ConfigEnv)
+		c.Env = append(c.Env, corev1.EnvVar{Name: ConfigEnv, Value: cfg})
 	}
-	c := collector.Container(otelcol, opts, false)
-	c.Args = append(c.Args, "--config=env:"+ConfigEnv)
-	c.Env = append(c.Env, corev1.EnvVar{Name: ConfigEnv, Value: cfg})
 	if !manifestutils.HasEnv(c.Env, ResourceAttributesEnv) {
 		c.Env = append(c.Env, resourceAttributesEnv(pod, otelcol.Namespace, owners)...)
 	}
@@ -70,6 +80,28 @@ func ContainerWithOwners(otelcol v1beta1.OpenTelemetryCollector, opts collector.
 		}
 	}
 	return c, nil
+}
+
+// ByReference reports whether pod reads otelcol's config from the collector's ConfigMap (the pod
+// is in the collector's namespace, or names none) rather than from OTEL_CONFIG. By reference, the
+// admission response carries only the ConfigMap's name: whoever can call the webhook, and claim
+// any namespace in the review, learns nothing of the config, and the kubelet mounts the ConfigMap
+// only into a pod the API server really placed in that namespace.
+func ByReference(otelcol v1beta1.OpenTelemetryCollector, pod corev1.Pod) bool {
+	return pod.Namespace == "" || pod.Namespace == otelcol.Namespace
+}
+
+// ConfigVolume returns the otc-internal volume of a sidecar that reads its config by reference:
+// the collector's ConfigMap, <name>-collector-<hash of spec.config>, which the collector
+// reconciler generates for sidecar collectors as for the others. otelcol must be the collector as
+// the reconciler builds it (defaulted and migrated), or the name is that of a ConfigMap that does
+// not exist and the kubelet does not start the pod until it does.
+func ConfigVolume(otelcol v1beta1.OpenTelemetryCollector) (corev1.Volume, error) {
+	hash, err := collector.ConfigHash(otelcol.Spec.Config)
+	if err != nil {
+		return corev1.Volume{}, err
+	}
+	return collector.ConfigMapVolume(otelcol.Name, hash), nil
 }
 
 // InjectedLabel marks pods that carry a sidecar: sidecar.opentelemetry.io/injected=<ns>.<name>.

@@ -85,7 +85,7 @@ func stringsToAny(in []string) []any {
 }
 
 // ConfigYAML returns spec.config as the YAML document the collector reads, without any target
-// allocator rewrite (the sidecar injector puts it in OTEL_CONFIG). The text is upstream's, byte for
+// allocator rewrite (the sidecar injector puts it in the OTEL_CONFIG of a pod of another namespace). The text is upstream's, byte for
 // byte (see configText).
 func ConfigYAML(otelcol v1beta1.OpenTelemetryCollector) (string, error) {
 	out, err := configText(otelcol.Spec.Config)

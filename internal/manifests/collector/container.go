@@ -13,8 +13,8 @@ import (
 )
 
 // Container returns the otc-container of otelcol. withConfig adds --config=/conf/collector.yaml and
-// the /conf mount of the ConfigMap, as in the operator's own workloads; the sidecar injector passes
-// false and supplies the config itself.
+// the /conf mount of the ConfigMap, as in the operator's own workloads and in sidecars of the
+// collector's namespace; the sidecar injector passes false when it supplies the config itself.
 func Container(otelcol v1beta1.OpenTelemetryCollector, opts Options, withConfig bool) corev1.Container {
 	s := &state{col: &otelcol, opts: opts}
 	s.raw = RawConfig(otelcol.Spec.Config)

@@ -12,13 +12,7 @@ import (
 // volumes are otc-internal (the ConfigMap), the target allocator client certificate with mTLS,
 // spec.volumes and one volume per spec.configmaps entry.
 func (s *state) volumes() []corev1.Volume {
-	out := []corev1.Volume{{
-		Name: naming.ConfigMapVolume,
-		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: naming.ConfigMap(s.col.Name, s.hash)},
-			Items:                []corev1.KeyToPath{{Key: naming.ConfigMapKey, Path: naming.ConfigMapKey}},
-		}},
-	}}
+	out := []corev1.Volume{ConfigMapVolume(s.col.Name, s.hash)}
 	if s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS() {
 		out = append(out, corev1.Volume{
 			Name: naming.TAClientCertificate(s.col.Name),
@@ -31,7 +25,20 @@ func (s *state) volumes() []corev1.Volume {
 	return append(out, extraConfigMapVolumes(s.col.Spec.ConfigMaps)...)
 }
 
-// volumeMounts of otc-container; withConfig adds /conf (not used by sidecars).
+// ConfigMapVolume is the otc-internal volume of collector name's ConfigMap for the config of
+// the given hash (see ConfigHash), the volume otc-container mounts at /conf; injected sidecars
+// mount it too.
+func ConfigMapVolume(name, hash string) corev1.Volume {
+	return corev1.Volume{
+		Name: naming.ConfigMapVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: naming.ConfigMap(name, hash)},
+			Items:                []corev1.KeyToPath{{Key: naming.ConfigMapKey, Path: naming.ConfigMapKey}},
+		}},
+	}
+}
+
+// volumeMounts of otc-container; withConfig adds /conf.
 func (s *state) volumeMounts(withConfig bool) []corev1.VolumeMount {
 	var out []corev1.VolumeMount
 	if withConfig {

@@ -95,14 +95,33 @@ func Remove(pod *corev1.Pod, nativeSidecars bool) bool {
 }
 
 // Inject adds otelcol to pod: the collector's init containers, then otc-container (the last init
-// container with opts.NativeSidecars, else the last container), the collector's volumes and one
-// volume per spec.configmaps entry, and the injected label. An init container or volume whose name
+// container with opts.NativeSidecars, else the last container), the otc-internal volume of the
+// collector's ConfigMap when the sidecar reads its config by reference (sidecar.ByReference; a pod
+// that already has a volume of that name gets no sidecar), the collector's volumes and one volume
+// per spec.configmaps entry, and the injected label. otelcol must be the collector as the
+// reconciler builds it (defaulted and migrated), so that the ConfigMap named is the one it made. An init container or volume whose name
 // the pod already uses is skipped, and a warning says so, so that the pod stays valid. owners are
 // the pod's ReplicaSet and Deployment, for the resource attributes.
 func Inject(pod *corev1.Pod, otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, owners sidecar.Owners) ([]string, error) {
 	c, err := sidecar.ContainerWithOwners(otelcol, opts, *pod, owners)
 	if err != nil {
 		return nil, fmt.Errorf("building the sidecar of %s/%s: %w", otelcol.Namespace, otelcol.Name, err)
+	}
+	volumes := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		volumes[v.Name] = true
+	}
+	var configVolume []corev1.Volume
+	if sidecar.ByReference(otelcol, *pod) {
+		if volumes[naming.ConfigMapVolume] {
+			return nil, skip(fmt.Errorf("the pod already has a volume named %q, which the sidecar of %s/%s mounts its config from",
+				naming.ConfigMapVolume, otelcol.Namespace, otelcol.Name))
+		}
+		v, err := sidecar.ConfigVolume(otelcol)
+		if err != nil {
+			return nil, fmt.Errorf("building the sidecar of %s/%s: %w", otelcol.Namespace, otelcol.Name, err)
+		}
+		configVolume = append(configVolume, v)
 	}
 	var warnings []string
 	containers := containerNames(pod)
@@ -120,11 +139,7 @@ func Inject(pod *corev1.Pod, otelcol v1beta1.OpenTelemetryCollector, opts collec
 	} else {
 		pod.Spec.Containers = append(pod.Spec.Containers, c)
 	}
-	volumes := map[string]bool{}
-	for _, v := range pod.Spec.Volumes {
-		volumes[v.Name] = true
-	}
-	for _, v := range append(slices.Clone(otelcol.Spec.Volumes), collector.ExtraConfigMapVolumes(otelcol)...) {
+	for _, v := range slices.Concat(configVolume, otelcol.Spec.Volumes, collector.ExtraConfigMapVolumes(otelcol)) {
 		if volumes[v.Name] {
 			warnings = append(warnings, fmt.Sprintf("volume %q of collector %s/%s not added: the pod already has a volume of that name",
 				v.Name, otelcol.Namespace, otelcol.Name))

@@ -56,9 +56,40 @@ func TestInjectKeepsThePodValid(t *testing.T) {
 	g.Expect(pod.Spec.InitContainers).To(BeEmpty())
 	g.Expect(pod.Spec.Containers).To(HaveLen(2))
 	g.Expect(pod.Spec.Containers[1].Name).To(Equal(naming.Container))
-	g.Expect(pod.Spec.Volumes).To(HaveLen(3))
-	g.Expect(pod.Spec.Volumes[2].Name).To(Equal(naming.ConfigMapExtra("extra")))
+	g.Expect(volumeNames(pod.Spec.Volumes)).To(Equal([]string{"data", naming.ConfigMapVolume, "scratch", naming.ConfigMapExtra("extra")}))
 	g.Expect(HasSidecar(pod)).To(BeTrue())
+}
+
+// TestInjectRefusesAPodWithTheConfigVolumeName: the sidecar would mount the pod's own volume as
+// its config, so it is not injected at all.
+func TestInjectRefusesAPodWithTheConfigVolumeName(t *testing.T) {
+	g := NewWithT(t)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app"}},
+			Volumes:    []corev1.Volume{{Name: naming.ConfigMapVolume}},
+		},
+	}
+	before := pod.DeepCopy()
+	_, err := Inject(pod, sidecarCollector(), collector.DefaultOptions(), sidecar.Owners{})
+	g.Expect(err).To(MatchError(ContainSubstring(`already has a volume named "otc-internal"`)))
+	g.Expect(pod).To(Equal(before))
+
+	// Positive control: without the clash the same pod gets the sidecar and the volume.
+	pod.Spec.Volumes = nil
+	_, err = Inject(pod, sidecarCollector(), collector.DefaultOptions(), sidecar.Owners{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(HasSidecar(pod)).To(BeTrue())
+	g.Expect(volumeNames(pod.Spec.Volumes)).To(ContainElement(naming.ConfigMapVolume))
+}
+
+func volumeNames(vs []corev1.Volume) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	return out
 }
 
 func TestRemove(t *testing.T) {

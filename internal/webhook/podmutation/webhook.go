@@ -40,6 +40,7 @@ import (
 	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/sidecar"
+	"github.com/otelop/otelop/internal/upgrade"
 )
 
 // Path is where the webhook is served, as upstream serves it.
@@ -218,7 +219,10 @@ func (h *Handler) mutate(r *podRequest) (bool, []string, error) {
 	if err != nil {
 		return false, nil, err
 	}
-	warnings, err := Inject(pod, *otelcol, h.opts.Manifests, r.sidecarOwners())
+	// The reconciler builds the collector's ConfigMap from the migrated spec (internal/upgrade); the
+	// sidecar names that ConfigMap, so it is built from the same copy.
+	migrated, _, _ := upgrade.Apply(*otelcol, otelcol.Status.Version, h.opts.Manifests.CollectorVersion)
+	warnings, err := Inject(pod, migrated, h.opts.Manifests, r.sidecarOwners())
 	return err == nil, warnings, err
 }
 

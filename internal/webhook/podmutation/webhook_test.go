@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1beta1"
+	mcollector "github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/naming"
 	"github.com/otelop/otelop/internal/sidecar"
 	"github.com/otelop/otelop/internal/webhook/podmutation"
@@ -127,8 +128,23 @@ func expectInjected(g Gomega, pod *corev1.Pod, ns, name string) corev1.Container
 	last := pod.Spec.InitContainers[len(pod.Spec.InitContainers)-1]
 	g.Expect(last.Name).To(Equal(naming.Container))
 	g.Expect(last.RestartPolicy).To(Equal(ptr.To(corev1.ContainerRestartPolicyAlways)))
-	g.Expect(last.Args).To(ContainElement("--config=env:" + sidecar.ConfigEnv))
-	g.Expect(envValue(last, sidecar.ConfigEnv)).To(ContainSubstring("otlp"))
+	if pod.Namespace != ns {
+		// A pod of another namespace cannot mount the collector's ConfigMap: the config is inline.
+		g.Expect(last.Args).To(ContainElement("--config=env:" + sidecar.ConfigEnv))
+		g.Expect(envValue(last, sidecar.ConfigEnv)).To(ContainSubstring("otlp"))
+		return last
+	}
+	// A pod of the collector's namespace reads the config from the collector's ConfigMap.
+	g.Expect(last.Args).To(ContainElement("--config=/conf/collector.yaml"))
+	g.Expect(last.Env).NotTo(ContainElement(HaveField("Name", sidecar.ConfigEnv)))
+	g.Expect(last.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: naming.ConfigMapVolume, MountPath: "/conf"}))
+	otelcol := &v1beta1.OpenTelemetryCollector{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, otelcol)).To(Succeed())
+	hash, err := mcollector.ConfigHash(otelcol.Spec.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pod.Spec.Volumes).To(ContainElement(And(
+		HaveField("Name", naming.ConfigMapVolume),
+		HaveField("ConfigMap.Name", naming.ConfigMap(name, hash)))))
 	return last
 }
 
