@@ -76,6 +76,10 @@ const (
 	// needs (ClusterRole, ClusterRoleBinding) exists and belongs to another collector or was not
 	// created by the operator. Nothing is applied until the name is free.
 	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonTargetAllocatorNotFound: Stalled=True, Ready=False; the collector's
+	// opentelemetry.io/target-allocator label names a TargetAllocator that does not exist in its
+	// namespace. As upstream, nothing is applied until it exists; its creation triggers a reconcile.
+	ReasonTargetAllocatorNotFound = "TargetAllocatorNotFound"
 	// ReasonUnmanaged: Ready=Unknown; managementState is unmanaged and the operator does not
 	// touch the resource.
 	ReasonUnmanaged = "Unmanaged"

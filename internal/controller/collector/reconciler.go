@@ -106,6 +106,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// and nothing is applied or pruned until the configuration is corrected.
 		return ctrl.Result{}, r.stalled(ctx, otelcol, err)
 	}
+	if found, err := r.linkedTargetAllocatorExists(ctx, otelcol); err != nil || !found {
+		return ctrl.Result{}, err
+	}
 	caps := r.Capabilities()
 	// Upgrade routines migrate a copy: the user's stored spec is never rewritten.
 	migrated, upgradeChanges, upgradeErr := upgrade.Apply(*otelcol, otelcol.Status.Version, r.Version)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/autodetect"
 	"github.com/otelop/otelop/internal/controller/owned"
@@ -61,6 +62,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts SetupOptions) error
 		}
 		b = b.Owns(k.watchObject(), builder.WithPredicates(ownedChangePredicate{}))
 	}
+	// A collector labelled opentelemetry.io/target-allocator=<ta> waits for <ta> to exist.
+	b = b.Watches(&v1alpha1.TargetAllocator{}, handler.EnqueueRequestsFromMapFunc(requestsForTargetAllocator(mgr.GetClient())),
+		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	ctl, err := b.Build(owned.InShard(mgr.GetClient(), opts.Shard, func() client.Object { return &v1beta1.OpenTelemetryCollector{} }, r))
 	if err != nil {
 		return err
