@@ -115,6 +115,7 @@ func summarize(out io.Writer, phases []phase, suites []suite, r *results, allow 
 	}
 	fmt.Fprintf(tw, "other packages\t%d\t%d\t%d\t%d\t%.1f\t\t\t\n", otherPkgs, other.Passed, other.Failed, other.Skipped, other.Elapsed)
 	tw.Flush()
+	fmt.Fprintln(out)
 
 	for _, s := range checked {
 		if len(s.Skips) == 0 && len(s.Problems) == 0 {
@@ -122,9 +123,9 @@ func summarize(out io.Writer, phases []phase, suites []suite, r *results, allow 
 		}
 		if len(s.Problems) > 0 {
 			ok = false
-			fmt.Fprintf(out, "\n!! required suite %s: %s\n", s.Name, strings.Join(s.Problems, "; "))
+			fmt.Fprintf(out, "!! required suite %s: %s\n", s.Name, strings.Join(s.Problems, "; "))
 		} else {
-			fmt.Fprintf(out, "\n!! required suite %s SKIPPED %d test(s) (allowed by OTELOP_ALLOW_SKIP): its proof did not run\n", s.Name, s.Skipped)
+			fmt.Fprintf(out, "!! required suite %s SKIPPED %d test(s) (allowed by OTELOP_ALLOW_SKIP): its proof did not run\n", s.Name, s.Skipped)
 		}
 		for _, sk := range s.Skips {
 			fmt.Fprintln(out, "   skipped:", sk)
