@@ -123,13 +123,14 @@ func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1
 }
 
 // event records warnings as one Warning Event on the pod's top owner (its Deployment, CronJob,
-// StatefulSet...). The note does not name the pod, so the recorder folds the Events of a
-// workload's pods into one series.
+// StatefulSet...) once that owner checks out against the API server (see eventSubject); a pod
+// without an owner gets none. The note does not name the pod, so the recorder folds the Events of
+// a workload's pods into one series.
 func (h *Handler) event(r *podRequest, warnings []string) {
 	if h.opts.Recorder == nil || len(warnings) == 0 {
 		return
 	}
-	obj := r.top()
+	obj := r.eventSubject()
 	if obj == nil {
 		return
 	}

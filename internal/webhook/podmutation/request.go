@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -39,6 +40,9 @@ type podRequest struct {
 
 	ownersRead bool
 	owners     []instrumentation.Owner
+	// confirmed are the UIDs of owners the API server showed to exist: a ReplicaSet or Job read
+	// with the UID the pod's reference claims, and the owners that object names.
+	confirmed map[types.UID]bool
 }
 
 // namespace returns the pod's namespace metadata from the cache, falling back to one uncached
@@ -65,12 +69,22 @@ func (r *podRequest) namespace() (metav1.ObjectMeta, error) {
 // ownerChain returns the pod's owner references followed by the owners of its ReplicaSet or Job
 // (their Deployment or CronJob), read as metadata from the API server, or from the handler's
 // short-lived owner cache when another pod of the same ReplicaSet or Job was admitted a moment
-// ago. An owner that cannot be read only leaves its own owners out.
+// ago. An owner that cannot be read, or whose UID is not the one the pod's reference claims,
+// only leaves its own owners out: the review may be forged (anyone who reaches the webhook port
+// can send one), and the owners of an object are told only to a caller that already knows the
+// object's UID.
 func (r *podRequest) ownerChain() []instrumentation.Owner {
 	if r.ownersRead {
 		return r.owners
 	}
 	r.ownersRead = true
+	r.confirmed = map[types.UID]bool{}
+	confirm := func(uid types.UID, owners []instrumentation.Owner) {
+		r.confirmed[uid] = true
+		for _, o := range owners {
+			r.confirmed[o.UID] = true
+		}
+	}
 	chain := instrumentation.OwnersOf(r.pod.OwnerReferences)
 	for _, ref := range r.pod.OwnerReferences {
 		if !instrumentation.NeedsLookup(ref.Kind) {
@@ -84,6 +98,7 @@ func (r *podRequest) ownerChain() []instrumentation.Owner {
 			continue
 		}
 		if owners, ok := r.h.owners.get(ref.UID); ok {
+			confirm(ref.UID, owners)
 			chain = append(chain, owners...)
 			continue
 		}
@@ -94,10 +109,14 @@ func (r *podRequest) ownerChain() []instrumentation.Owner {
 				"kind", ref.Kind, "name", ref.Name, "error", err.Error())
 			continue
 		}
-		owners := instrumentation.OwnersOf(obj.GetOwnerReferences())
-		if obj.GetUID() == ref.UID {
-			r.h.owners.put(ref.UID, owners)
+		if ref.UID == "" || obj.GetUID() != ref.UID {
+			logf.FromContext(r.ctx).V(1).Info("the pod's owner is not the object its reference claims; its owners are left out of the attributes",
+				"kind", ref.Kind, "name", ref.Name)
+			continue
 		}
+		owners := instrumentation.OwnersOf(obj.GetOwnerReferences())
+		r.h.owners.put(ref.UID, owners)
+		confirm(ref.UID, owners)
 		chain = append(chain, owners...)
 	}
 	r.owners = chain
@@ -121,26 +140,34 @@ func (r *podRequest) sidecarOwners() sidecar.Owners {
 	return o
 }
 
-// top returns the highest owner the request knows (a Deployment rather than its ReplicaSet, a
-// CronJob rather than its Job), or the pod itself when it has no owner, as the object an Event
-// about the pod's injection is about; nil for a pod that has neither owner nor name.
-func (r *podRequest) top() client.Object {
+// eventSubject returns the object a Warning Event about the pod's injection is about: the highest
+// owner the request knows (a Deployment rather than its ReplicaSet, a CronJob rather than its
+// Job), and only once the API server has shown that it exists with the UID the review claims
+// (from the owner chain's reads, or one metadata read of that owner). nil means no Event: a pod
+// with no owner, or a review whose owner does not check out. The webhook cannot tell a review the
+// API server sent from one posted straight to its port by any pod that reaches it, so the caller
+// must prove it knows a real workload of that namespace before the operator writes an Event there.
+func (r *podRequest) eventSubject() client.Object {
 	chain := r.ownerChain()
-	if len(chain) > 0 {
-		o := chain[len(chain)-1]
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind))
-		obj.SetNamespace(r.pod.Namespace)
-		obj.SetName(o.Name)
-		obj.SetUID(o.UID)
-		return obj
+	if len(chain) == 0 {
+		return nil
 	}
-	if r.pod.Name == "" {
+	o := chain[len(chain)-1]
+	if o.UID == "" {
 		return nil
 	}
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind))
 	obj.SetNamespace(r.pod.Namespace)
-	obj.SetName(r.pod.Name)
+	obj.SetName(o.Name)
+	if !r.confirmed[o.UID] {
+		got := &metav1.PartialObjectMetadata{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := r.h.opts.APIReader.Get(r.ctx, client.ObjectKeyFromObject(obj), got); err != nil || got.GetUID() != o.UID {
+			logf.FromContext(r.ctx).V(1).Info("the pod's owner does not check out; no Event", "kind", o.Kind, "name", o.Name)
+			return nil
+		}
+	}
+	obj.SetUID(o.UID)
 	return obj
 }

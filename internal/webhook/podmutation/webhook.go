@@ -7,7 +7,9 @@
 // It never blocks a pod: whatever goes wrong (an unknown or ambiguous collector or
 // Instrumentation, an API error, a disabled language, a container name that does not exist), the
 // pod is admitted without that injection, with a warning the client sees, a log line and, for
-// instrumentation, a Warning Event on the pod's workload.
+// instrumentation, a Warning Event on the pod's workload (not for a dry run, and only when the
+// workload the review names exists with the UID it claims: anyone who reaches the webhook port
+// can post a review).
 //
 // It is built for latency. Namespaces come from a metadata-only informer and collectors and
 // Instrumentations from the manager's cache, so a pod that asks for nothing costs no request to
