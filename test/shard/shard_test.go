@@ -33,9 +33,9 @@ import (
 // namespace holds every collector of the test, both shards mixed.
 const namespace = "shard"
 
-// collectorCount is how many collectors the two shards split: 100 by default, which proves the
-// split in well under a minute of make test; OTELOP_SHARD_COLLECTORS overrides it (make bench runs
-// the 1,000 of the scale target).
+// collectorCount is how many collectors the two shards split: 100 by default (make test), which
+// proves the split in a minute or two; OTELOP_SHARD_COLLECTORS overrides it (make bench, through
+// make bench-shard, runs 1,000).
 func collectorCount(t *testing.T) int {
 	return fixtures.Count(t, "OTELOP_SHARD_COLLECTORS", 4, 100)
 }
