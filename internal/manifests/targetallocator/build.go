@@ -54,8 +54,9 @@ func Build(ta v1alpha1.TargetAllocator, collector *v1beta1.OpenTelemetryCollecto
 	if sa := s.serviceAccount(); sa != nil {
 		objs = append(objs, sa)
 	}
-	objs = append(objs, s.service(), s.deployment(configHash(data)))
-	if pdb := s.podDisruptionBudget(); pdb != nil {
+	hash := configHash(data)
+	objs = append(objs, s.service(), s.deployment(hash))
+	if pdb := s.podDisruptionBudget(hash); pdb != nil {
 		objs = append(objs, pdb)
 	}
 	if np := s.networkPolicy(); np != nil {

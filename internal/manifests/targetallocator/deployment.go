@@ -22,9 +22,11 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 	containers := make([]corev1.Container, 0, len(spec.AdditionalContainers)+1)
 	containers = append(containers, spec.AdditionalContainers...)
 	containers = append(containers, s.container())
+	meta := s.meta(name)
+	meta.Annotations = nil // upstream's Deployment carries none; its pod template does
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta(appsv1.SchemeGroupVersion, "Deployment"),
-		ObjectMeta: s.meta(name),
+		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
 			Replicas: spec.Replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(s.ta)},
@@ -53,7 +55,9 @@ func (s *state) deployment(configHash string) *appsv1.Deployment {
 }
 
 // podAnnotations are spec.podAnnotations, then the resource's annotations (filtered; they win, as
-// upstream), then the configuration hash.
+// upstream), then the configuration hash unless configHash is empty. Upstream puts the same
+// annotations on the pod template, the PodDisruptionBudget and (without the hash) the
+// NetworkPolicy.
 func (s *state) podAnnotations(configHash string) map[string]string {
 	out := make(map[string]string, len(s.ta.Spec.PodAnnotations)+len(s.ta.Annotations)+1)
 	for k, v := range s.ta.Spec.PodAnnotations {
@@ -64,7 +68,9 @@ func (s *state) podAnnotations(configHash string) map[string]string {
 			out[k] = v
 		}
 	}
-	out[ConfigHashAnnotation] = configHash
+	if configHash != "" {
+		out[ConfigHashAnnotation] = configHash
+	}
 	return out
 }
 

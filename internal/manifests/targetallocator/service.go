@@ -37,13 +37,15 @@ func (s *state) service() *corev1.Service {
 // podDisruptionBudget is <name>-targetallocator: spec.podDisruptionBudget or maxUnavailable 1. It
 // is not generated with allocation strategy least-weighted, whose targets move whenever a pod
 // goes, so a budget protects nothing.
-func (s *state) podDisruptionBudget() *policyv1.PodDisruptionBudget {
+func (s *state) podDisruptionBudget(configHash string) *policyv1.PodDisruptionBudget {
 	if s.ta.Spec.AllocationStrategy == v1beta1.TargetAllocatorAllocationStrategyLeastWeighted {
 		return nil
 	}
+	meta := s.meta(Name(s.ta.Name))
+	meta.Annotations = s.podAnnotations(configHash) // as upstream's: the pod template's annotations
 	pdb := &policyv1.PodDisruptionBudget{
 		TypeMeta:   typeMeta(policyv1.SchemeGroupVersion, "PodDisruptionBudget"),
-		ObjectMeta: s.meta(Name(s.ta.Name)),
+		ObjectMeta: meta,
 		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(s.ta)}},
 	}
 	if p := s.ta.Spec.PodDisruptionBudget; p != nil {
@@ -69,9 +71,11 @@ func (s *state) networkPolicy() *networkingv1.NetworkPolicy {
 		ingress.Ports = append(ingress.Ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
 	}
 	apiServer := intstr.FromInt32(APIServerPort)
+	meta := s.meta(NetworkPolicyName(s.ta.Name))
+	meta.Annotations = s.podAnnotations("") // as upstream's: the pod template's, without the hash
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   typeMeta(networkingv1.SchemeGroupVersion, "NetworkPolicy"),
-		ObjectMeta: s.meta(NetworkPolicyName(s.ta.Name)),
+		ObjectMeta: meta,
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: manifestutils.SelectorLabels(s.ta.ObjectMeta, ComponentTargetAllocator)},
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{ingress},
