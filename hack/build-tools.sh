@@ -32,7 +32,8 @@ key() {
   {
     echo "tool $name"
     echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH) cgo=${CGO_ENABLED:-$(go env CGO_ENABLED)}"
-    printf 'arg %s\n' "$@"
+    # Output paths name the checkout; the key must not (another clone uses the same entry).
+    printf 'arg %s\n' "${@//"$ROOT"/<checkout>}"
     (cd "$ROOT/hack/tools/$dir" && find . -maxdepth 1 -type f ! -name '*_test.go' -print | LC_ALL=C sort |
       while read -r f; do echo "file $f $(sha256sum <"$f" | cut -c1-64)"; done)
   } | sha256sum | cut -c1-32
