@@ -88,10 +88,13 @@ func TestDeploymentCollectorLifecycle(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Expect(dep.OwnerReferences).To(ContainElement(HaveField("UID", col.UID)))
 	g.Expect(dep.Spec.Template.Spec.Containers[0].Name).To(Equal("otc-container"))
-	for _, name := range []string{"simple-collector", "simple-collector-headless", "simple-collector-monitoring"} {
-		get(g, ns, name, &corev1.Service{})
-	}
-	get(g, ns, "simple-collector", &corev1.ServiceAccount{})
+	// The objects are created one after another: the Deployment being there does not mean the rest are.
+	g.Eventually(func(g Gomega) {
+		for _, name := range []string{"simple-collector", "simple-collector-headless", "simple-collector-monitoring"} {
+			get(g, ns, name, &corev1.Service{})
+		}
+		get(g, ns, "simple-collector", &corev1.ServiceAccount{})
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// No kubelet in envtest: the Deployment never becomes available, so Ready is False and says why.
 	g.Eventually(func(g Gomega) {
