@@ -2,7 +2,9 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -87,7 +89,8 @@ func ownedBy(o client.Object, otelcol *v1beta1.OpenTelemetryCollector) bool {
 }
 
 // prune deletes owned objects that are no longer desired, keeping the newest configVersions
-// collector ConfigMaps besides the current one so that a rollback finds its config.
+// collector ConfigMaps besides the current one so that a rollback finds its config, and, for a
+// sidecar collector, every older one that an injected pod still mounts.
 func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) (apply.ChangeSet, error) {
 	var stale, oldConfigs []client.Object
 	for _, o := range apply.Stale(desired, existing) {
@@ -109,7 +112,19 @@ func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCo
 		return tj.Before(&ti)
 	})
 	if len(oldConfigs) > keep {
-		stale = append(stale, oldConfigs[keep:]...)
+		drop := oldConfigs[keep:]
+		if otelcol.Spec.Mode == v1beta1.ModeSidecar {
+			inUse, err := r.sidecarConfigMapsInUse(ctx, otelcol)
+			switch {
+			case errors.Is(err, errNoPodReader):
+				drop = nil
+			case err != nil:
+				return nil, err
+			default:
+				drop = slices.DeleteFunc(slices.Clone(drop), func(o client.Object) bool { return inUse[o.GetName()] })
+			}
+		}
+		stale = append(stale, drop...)
 	}
 	return r.Applier.DeleteAll(ctx, stale)
 }
