@@ -93,7 +93,11 @@ func goTest(t *testing.T, dir, digest string) (string, bool) {
 	t.Helper()
 	args := []string{"test"}
 	if digest != "" {
-		args = append(args, "-ldflags", "-X "+digestVar+"="+digest)
+		flag, err := benchtimeFlag(digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, flag)
 	}
 	cmd := exec.Command("go", append(args, "./test/cacheprobe")...)
 	cmd.Dir = dir

@@ -13,22 +13,30 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // The digest of what Go's test cache cannot see.
 //
-// `go test` keys a cached result on the test binary and on the files and environment variables the
-// tests read while they run. It does not see what TestMain reads before m.Run (CRDs, config/default,
-// the chart), what a child process reads (kubectl apply -k, the operator built with `go build` by a
-// test, the cluster binaries) or the binaries it starts. hack/test.sh therefore links the digest of
-// all of that into the test binaries of the packages that read such inputs
-// (-ldflags -X <digestVar>=<digest>): a changed input is a changed binary, and Go runs the tests
-// again. Unchanged inputs still give cached results.
+// `go test` keys a cached result on the test binary, on the cacheable flags and on the files and
+// environment variables the tests read while they run. It does not see what TestMain reads before
+// m.Run (CRDs, config/default, the chart), what a child process reads (kubectl apply -k, the
+// operator built with `go build` by a test) or the binaries it starts. hack/test.sh therefore passes
+// the digest of all of that to the packages that read such inputs as the value of a cacheable flag
+// that changes nothing else: -benchtime=<digest>x (make test runs no benchmark). A changed input is
+// a changed flag, and Go runs the tests again; unchanged inputs still give cached results. (A
+// linker -X stamp does not work: a variable no code reads is dropped from the binary, and with it
+// the stamp.)
 
-// digestVar is the variable the digest is linked into. It need not exist in a test binary: the
-// linker's -X flag changes the binary's build ID, which is what the test cache keys on.
-const digestVar = "github.com/otelop/otelop/internal/testenv.InputsDigest"
+// benchtimeFlag turns a digest into the flag that carries it.
+func benchtimeFlag(d string) (string, error) {
+	n, err := strconv.ParseUint(d[:12], 16, 64)
+	if err != nil {
+		return "", fmt.Errorf("digest %q: %w", d, err)
+	}
+	return fmt.Sprintf("-benchtime=%dx", n+1), nil
+}
 
 // excluded tells which repository files no test reads: prose and benchmark results.
 func excluded(rel string) bool {

@@ -1,7 +1,7 @@
 // Command testreport is the test runner's bookkeeper behind `make test` (hack/test.sh):
 //
 //	testreport split [PATTERN...]      sort packages into "unit" and "cluster" (reads inputs outside Go's view)
-//	testreport digest                  print the digest of those inputs (linked into the cluster test binaries)
+//	testreport digest [-flag]          print the digest of those inputs (-flag: as the go test flag that carries it)
 //	testreport tee FILE                copy `go test -json` from stdin to FILE, print it as a person reads it
 //	testreport summary [-required F] [-phases F] FILE...
 //	                                   print the phase and suite tables; fail unless the contract holds
@@ -32,6 +32,9 @@ func main() {
 	case "digest":
 		var d string
 		if d, err = digest(".", os.Stderr); err == nil {
+			if len(os.Args) > 2 && os.Args[2] == "-flag" {
+				d, err = benchtimeFlag(d)
+			}
 			fmt.Println(d)
 		}
 	case "tee":

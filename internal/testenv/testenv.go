@@ -22,12 +22,6 @@ import (
 // K8sVersion is the Kubernetes version the test binaries are built at.
 const K8sVersion = "v1.37.2"
 
-// InputsDigest is the digest of the inputs Go's test cache cannot see (the CRDs and YAML that
-// TestMain reads, the cluster binaries, the sources of the binaries tests build and run), linked in
-// by `make test` (hack/test.sh, hack/testreport): a changed input is a changed test binary, so Go
-// runs the tests again instead of answering from its cache. Empty under a plain `go test`.
-var InputsDigest string
-
 // RepoRoot returns the directory of the product's go.mod, found by walking up from the working
 // directory (go test runs each package in its own folder).
 func RepoRoot() string {
