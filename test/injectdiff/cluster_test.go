@@ -21,6 +21,8 @@ import (
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
+
+	"github.com/otelop/otelop/test/upstreamop"
 )
 
 // The two sides: the operator whose webhooks serve a namespace.
@@ -51,7 +53,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	admin client.Client
-	up    *upstream
+	up    *upstreamop.Operator
 }
 
 // start brings up the simulated cluster (no nodes: pods are only admitted, never run), this
@@ -143,9 +145,9 @@ func start(t *testing.T, ctx context.Context) *env {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log("upstream's operator:\n" + e.up.tail(30))
+			t.Log("upstream's operator:\n" + e.up.Tail(30))
 		}
-		if err := e.up.stop(); err != nil {
+		if err := e.up.Stop(); err != nil {
 			t.Logf("stopping upstream's operator: %v", err)
 		}
 	})

@@ -22,12 +22,12 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/test/simcluster"
+
+	"github.com/otelop/otelop/test/upstreamop"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) != "" {
-		os.Exit(runNetnsChild())
-	}
+	upstreamop.RunChildIfAsked()
 	os.Exit(m.Run())
 }
 
@@ -110,7 +110,7 @@ func (e *env) createInputs() []*unstructured.Unstructured {
 			})
 			if err != nil {
 				e.t.Fatalf("creating %s %s/%s: %v (last error: %v)\nupstream's operator:\n%s", obj.GetKind(), obj.GetNamespace(),
-					obj.GetName(), err, e.admin.Create(e.ctx, obj.DeepCopy()), e.up.tail(20))
+					obj.GetName(), err, e.admin.Create(e.ctx, obj.DeepCopy()), e.up.Tail(20))
 			}
 		}
 	}
@@ -144,7 +144,7 @@ func (e *env) waitServed(insts []*unstructured.Unstructured) {
 			})
 			if err != nil {
 				e.t.Fatalf("%s's pod webhook does not inject %s/%s: %v (last error: %v)\nupstream's operator:\n%s",
-					side, in.GetNamespace(), in.GetName(), err, last, e.up.tail(20))
+					side, in.GetNamespace(), in.GetName(), err, last, e.up.Tail(20))
 			}
 		}
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/test/proc"
 	"github.com/otelop/otelop/test/simcluster"
+
+	"github.com/otelop/otelop/test/upstreamop"
 )
 
 const (
@@ -37,9 +39,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) != "" {
-		os.Exit(runNetnsChild())
-	}
+	upstreamop.RunChildIfAsked()
 	os.Exit(m.Run())
 }
 
@@ -121,7 +121,7 @@ func TestTakeover(t *testing.T) {
 	e.settle(upstreamUser, up)
 	base := e.snapshot()
 	e.checkNoneOurs(base)
-	if err := up.stop(); err != nil {
+	if err := up.Stop(); err != nil {
 		t.Logf("stopping upstream's operator: %v", err)
 	}
 
@@ -141,7 +141,7 @@ func TestTakeover(t *testing.T) {
 	e.settle(upstreamUser, up)
 	writes = e.writesSincePhase(upstreamUser)
 	back := e.snapshot()
-	if err := up.stop(); err != nil {
+	if err := up.Stop(); err != nil {
 		t.Logf("stopping upstream's operator: %v", err)
 	}
 	e.report("otelop -> upstream", ours, back, writes)
@@ -159,7 +159,7 @@ func upstreamModuleDir(t *testing.T, root string) string {
 
 // startUpstream installs upstream's CRDs and webhook configurations (pointed at its forwarded
 // webhook port, with the CA of its serving certificate) and starts its operator.
-func (e *env) startUpstream(log string) *upstream {
+func (e *env) startUpstream(log string) *upstreamop.Operator {
 	e.t.Helper()
 	if _, err := simcluster.InstallCRDs(e.ctx, e.cluster.Config, filepath.Join(e.upModule, "config", "crd", "bases"), "install"); err != nil {
 		e.t.Fatal(err)
@@ -176,7 +176,7 @@ func (e *env) startUpstream(log string) *upstream {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { _ = up.stop() })
+	e.t.Cleanup(func() { _ = up.Stop() })
 	return up
 }
 
@@ -253,7 +253,7 @@ func (e *env) createCollectors() {
 
 // waitConverged waits until every workload upstream generates exists with all pods ready and the
 // application's pod has the sidecar injected.
-func (e *env) waitConverged(user string, up *upstream) {
+func (e *env) waitConverged(user string, up *upstreamop.Operator) {
 	e.t.Helper()
 	want := []struct{ kind, name string }{
 		{"Deployment", "gateway-collector"}, {"Deployment", "legacy-collector"},
@@ -274,7 +274,7 @@ func (e *env) waitConverged(user string, up *upstream) {
 		if time.Now().After(deadline) {
 			msg := fmt.Sprintf("%s's collectors did not converge in %s: not ready %v, sidecar injected %v", user, convergeLimit, missing, e.sidecarInjected())
 			if up != nil {
-				msg += "\nupstream's log:\n" + up.tail(40)
+				msg += "\nupstream's log:\n" + up.Tail(40)
 			}
 			e.t.Fatal(msg)
 		}
@@ -325,7 +325,7 @@ func (e *env) markPhase() {
 
 // settle waits until user has run at least 15s and then written nothing for 10s, and fails the
 // test when that has not happened within settleLimit.
-func (e *env) settle(user string, up *upstream) {
+func (e *env) settle(user string, up *upstreamop.Operator) {
 	e.t.Helper()
 	if up != nil && user == upstreamUser {
 		e.waitConverged(user, up)

@@ -11,13 +11,8 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -28,99 +23,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/test/simcluster"
+
+	"github.com/otelop/otelop/test/upstreamop"
 )
 
-// upstream is upstream's operator running in its own network namespace.
-type upstream struct {
-	cmd      *exec.Cmd
-	apiSock  net.Listener
-	webhooks net.Listener
-	log      string
-	done     chan error
-	stopOnce sync.Once
-	stopErr  error
-}
-
 // startUpstream runs bin (upstream's operator) as user kubeconfig. Its webhooks (served in its
-// namespace with the certificate in certDir) are reachable from the API server at
+// namespace with the certificate in dir) are reachable from the API server at
 // 127.0.0.1:webhookPort. logPath receives its output.
-func startUpstream(bin, kubeconfig, apiHost, dir string, webhookPort int, logPath string) (*upstream, error) {
-	u, err := url.Parse(apiHost)
-	if err != nil {
-		return nil, err
-	}
-	apiSockPath := filepath.Join(dir, "api.sock")
-	hookSockPath := filepath.Join(dir, "webhook.sock")
-	_ = os.Remove(apiSockPath)
-	apiSock, err := net.Listen("unix", apiSockPath)
-	if err != nil {
-		return nil, err
-	}
-	go forward(apiSock, "tcp", u.Host)
-	webhooks, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", webhookPort))
-	if err != nil {
-		apiSock.Close()
-		return nil, err
-	}
-	go forward(webhooks, "unix", hookSockPath)
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"--net", "--"}
-	if os.Geteuid() != 0 {
-		args = append([]string{"--map-root-user"}, args...)
-	}
-	args = append(args, self, "--zap-log-level=info", "--zap-time-encoding=rfc3339")
-	cmd := exec.Command("unshare", args...)
-	cmd.Env = append(os.Environ(),
-		envChild+"="+bin, envAPIAddr+"="+u.Host, envAPISock+"="+apiSockPath, envWebhook+"="+hookSockPath,
-		"KUBECONFIG="+kubeconfig,
+func startUpstream(bin, kubeconfig, apiHost, dir string, webhookPort int, logPath string) (*upstreamop.Operator, error) {
+	return upstreamop.Start(upstreamop.Options{
+		Bin: bin, Kubeconfig: kubeconfig, APIHost: apiHost, Dir: dir, WebhookPort: webhookPort, LogPath: logPath,
 		// upstream decides whether it may create collector ClusterRoles by a SubjectAccessReview of
 		// its ServiceAccount (named by these two, as its Deployment sets them); see upstreamIdentity.
-		"SERVICE_ACCOUNT_NAME="+upstreamSA, "NAMESPACE=default",
-		// controller-runtime reads the webhook certificate from $TMPDIR/k8s-webhook-server/serving-certs.
-		"TMPDIR="+dir)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		apiSock.Close()
-		webhooks.Close()
-		return nil, err
-	}
-	up := &upstream{cmd: cmd, apiSock: apiSock, webhooks: webhooks, log: logPath, done: make(chan error, 1)}
-	go func() { up.done <- cmd.Wait(); logf.Close() }()
-	return up, nil
-}
-
-// stop ends upstream's operator (SIGTERM, SIGKILL after 20s) and closes the forwarders. Calls
-// after the first return the first one's result.
-func (u *upstream) stop() error {
-	u.stopOnce.Do(func() {
-		defer u.apiSock.Close()
-		defer u.webhooks.Close()
-		_ = u.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case u.stopErr = <-u.done:
-		case <-time.After(20 * time.Second):
-			_ = u.cmd.Process.Kill()
-			u.stopErr = fmt.Errorf("upstream operator did not stop within 20s; killed: %v", <-u.done)
-		}
+		Env: []string{"SERVICE_ACCOUNT_NAME=" + upstreamSA, "NAMESPACE=default"},
 	})
-	return u.stopErr
-}
-
-// tail returns the last n lines of upstream's log.
-func (u *upstream) tail(n int) string {
-	b, _ := os.ReadFile(u.log)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // upstreamSA is the ServiceAccount upstream's RBAC check asks about (upstream runs with a client

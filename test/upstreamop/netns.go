@@ -1,4 +1,12 @@
-package injectdiff
+// Package upstreamop runs upstream's operator v0.140.0 (bin/tools/upstream-operator, built from its
+// Go module by hack/build-tools.sh as a test tool, never imported) for the tests that compare with it
+// (test/takeover, test/injectdiff). It runs in a network namespace of its own, made by unshare(1),
+// so that its fixed ports (webhooks 9443, metrics 8080, probes 8081) clash with nothing: the API
+// server and its webhook server are joined to the test's loopback addresses through Unix sockets.
+//
+// A test binary that uses Start must call RunChildIfAsked first thing in its TestMain: Start runs
+// the test binary itself again inside the namespace, as the child that starts the operator.
+package upstreamop
 
 import (
 	"fmt"
@@ -12,21 +20,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The environment of the re-executed test binary that runs upstream's operator inside a network
-// namespace of its own (see runNetnsChild).
+// The environment of the re-executed test binary that runs upstream's operator inside the
+// network namespace (see runChild).
 const (
-	envChild      = "INJECTDIFF_NETNS_CHILD" // upstream operator binary path; set: child mode
-	envAPIAddr    = "INJECTDIFF_API_ADDR"    // 127.0.0.1:<API server port>, served in the namespace
-	envAPISock    = "INJECTDIFF_API_SOCK"    // Unix socket the test serves, connected to the API server
-	envWebhook    = "INJECTDIFF_WEBHOOK_SOCK"
-	upstreamHooks = "127.0.0.1:9443" // upstream's default webhook port, inside the namespace
+	envChild   = "OTELOP_UPSTREAM_NETNS_CHILD" // upstream operator binary path; set: child mode
+	envAPIAddr = "OTELOP_UPSTREAM_API_ADDR"    // 127.0.0.1:<API server port>, served in the namespace
+	envAPISock = "OTELOP_UPSTREAM_API_SOCK"    // Unix socket the test serves, connected to the API server
+	envWebhook = "OTELOP_UPSTREAM_WEBHOOK_SOCK"
+	// hooksAddr is upstream's default webhook address, inside the namespace.
+	hooksAddr = "127.0.0.1:9443"
 )
 
-// runNetnsChild runs in a fresh network namespace: it brings the loopback interface up, serves the
+// RunChildIfAsked makes this process the namespace's child and exits with its code when Start
+// re-ran the test binary for that; otherwise it returns at once.
+func RunChildIfAsked() {
+	if os.Getenv(envChild) != "" {
+		os.Exit(runChild())
+	}
+}
+
+// runChild runs in a fresh network namespace: it brings the loopback interface up, serves the
 // API server's address there (forwarded to the test's Unix socket), forwards the webhook Unix
 // socket to upstream's webhook port, and runs upstream's operator with the remaining arguments
 // until it exits; SIGTERM and SIGINT are passed on, and the operator dies with this process.
-func runNetnsChild() int {
+func runChild() int {
 	if err := loopbackUp(); err != nil {
 		fmt.Fprintln(os.Stderr, "netns: loopback:", err)
 		return 1
@@ -43,7 +60,7 @@ func runNetnsChild() int {
 		fmt.Fprintln(os.Stderr, "netns:", err)
 		return 1
 	}
-	go forward(hooks, "tcp", upstreamHooks)
+	go forward(hooks, "tcp", hooksAddr)
 	cmd := exec.Command(os.Getenv(envChild), os.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
