@@ -42,8 +42,8 @@ test: ## Build what is missing, then run every test (unit, envtest, simulated cl
 ##@ Building
 
 .PHONY: build
-build: ## Build the binaries (and the simcluster CLI) into bin/, stamped with VERSION and REVISION.
-	go build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./hack/simcluster
+build: ## Build the binaries (and the simcluster CLI) into bin/, stamped with VERSION and REVISION (-trimpath: another clone reuses the build cache).
+	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./hack/simcluster
 
 .PHONY: images
 images: ## Build an OCI image of each binary (linux/amd64+arm64, reproducible, no Docker) into bin/images/<binary>/.
