@@ -32,7 +32,7 @@ type pkgResult struct {
 	// FailedTests names each failed test.
 	FailedTests []string
 	Elapsed     float64
-	// Failed is true when the package failed as a whole (a failed test, a build failure, a
+	// PkgFailed is true when the package failed as a whole (a failed test, a build failure, a
 	// panic or a TestMain that exited non-zero).
 	PkgFailed bool
 	// Ended is true once the package's final event was seen (a run cut short has none).
@@ -126,7 +126,7 @@ func skipReason(lines []string) string {
 	return "(no reason given)"
 }
 
-// readEvents adds every event of a `go test -json` stream to r; lines that are not JSON are skipped.
+// read adds every event of a `go test -json` stream to r; lines that are not JSON are skipped.
 func (r *results) read(in io.Reader) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)

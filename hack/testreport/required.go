@@ -94,9 +94,10 @@ type suiteResult struct {
 // failed none and skipped none unless allow names it.
 func check(suites []suite, r *results, allow map[string]bool) []suiteResult {
 	out := make([]suiteResult, 0, len(suites))
+	pkgs := r.sorted()
 	for _, s := range suites {
 		sr := suiteResult{suite: s, SkipAllowed: allow[s.Name], Cached: true}
-		for _, p := range r.sorted() {
+		for _, p := range pkgs {
 			if !s.covers(p.Path) || p.NoTests {
 				continue
 			}
