@@ -180,10 +180,24 @@ func writeMount(g Gomega, secret *corev1.Secret, dir string) {
 	}
 }
 
-// expireToken makes the provider think the operator's token is about to expire.
+// expireToken makes the provider think the operator's token is about to expire. A reconcile that
+// read the Secret just before this update applies it back with the old expiry, so callers re-expire
+// until they see the rotation (expireIfFresh).
 func expireToken(g Gomega, ctx context.Context, c client.Client, key client.ObjectKey) {
 	s := &corev1.Secret{}
 	g.Expect(c.Get(ctx, key, s)).To(Succeed())
 	s.Annotations[cpaccess.ExpiresAnnotation] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
 	g.Expect(c.Update(ctx, s)).To(Succeed())
+}
+
+// expireIfFresh expires the token in s again when its expiry is still in the future: a concurrent
+// reconcile overwrote the test's update. Conflicts are left to the next poll.
+func expireIfFresh(ctx context.Context, c client.Client, s *corev1.Secret) {
+	exp, err := time.Parse(time.RFC3339, s.Annotations[cpaccess.ExpiresAnnotation])
+	if err != nil || exp.Before(time.Now()) {
+		return
+	}
+	s = s.DeepCopy()
+	s.Annotations[cpaccess.ExpiresAnnotation] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	_ = c.Update(ctx, s)
 }

@@ -102,6 +102,9 @@ func testWorkloadAccess(t *testing.T, ctx context.Context, wlNS string) {
 			s := &corev1.Secret{}
 			g.Expect(wl.Get(ctx, key, s)).To(Succeed())
 			next = string(s.Data["token"])
+			if next == old {
+				expireIfFresh(ctx, wl, s)
+			}
 			g.Expect(next).NotTo(Equal(old))
 			writeMount(g, s, dir) // the kubelet refreshes the mounted files
 		}).Should(Succeed())
