@@ -230,3 +230,47 @@ func TestNewRejectsUnknownStrategy(t *testing.T) {
 		t.Fatal("no error for fallback")
 	}
 }
+
+// TestConsistentHashingPlacesByAddress is issue 33, finding 2: a pod's readiness flip changes a
+// __meta_* label, so discovery reports each target as a new one. Placement by all labels moved 888
+// of 1,000 targets to another collector; placement by address (as upstream's) moves none. The
+// positive control: a target with another address may land elsewhere (the placement is not
+// constant), and all four collectors get targets.
+func TestConsistentHashingPlacesByAddress(t *testing.T) {
+	build := func(ready string, idBase int) []*target.Item {
+		out := make([]*target.Item, 1000)
+		for i := range out {
+			l := labels.FromStrings("__address__", fmt.Sprintf("10.1.%d.%d:8080", i/250, i%250),
+				"__meta_kubernetes_pod_ready", ready, "__meta_kubernetes_pod_name", fmt.Sprintf("pod-%d", i))
+			out[i] = target.NewItem("pods", l, uint64(idBase+i))
+		}
+		return out
+	}
+	a, _ := New(ConsistentHashing, "", nil)
+	a.SetCollectors(collectors(4))
+	ready := build("true", 1)
+	a.Apply(ready, nil)
+	before := map[string]string{}
+	perCollector := map[string]int{}
+	for _, it := range ready {
+		before[it.TargetURL] = it.Collector
+		perCollector[it.Collector]++
+	}
+	if len(perCollector) != 4 {
+		t.Fatalf("targets went to %d of 4 collectors: %v", len(perCollector), perCollector)
+	}
+	notReady := build("false", 5001)
+	a.Apply(notReady, ready)
+	moved := 0
+	for _, it := range notReady {
+		if it.Collector == "" {
+			t.Fatalf("%s unassigned after the flip", it.TargetURL)
+		}
+		if before[it.TargetURL] != it.Collector {
+			moved++
+		}
+	}
+	if moved != 0 {
+		t.Fatalf("a readiness flip moved %d of 1000 targets to another collector", moved)
+	}
+}

@@ -240,28 +240,25 @@ func restConfig(path string) (*rest.Config, error) {
 	return rest.InClusterConfig()
 }
 
-// tlsConfig serves the certificate of h; with a CA file, clients must present a certificate it
-// signed (mutual TLS).
+// tlsConfig serves the certificate of h to clients that present a certificate signed by h's CA
+// (mutual TLS). The HTTPS listener serves scrape secrets in clear, so it never starts without a CA:
+// a TLS client without a certificate must not read them.
 func tlsConfig(h config.HTTPS) (*tls.Config, error) {
-	if h.TLSCertFilePath == "" || h.TLSKeyFilePath == "" {
-		return nil, errors.New("https: tls_cert_file_path and tls_key_file_path (--https-tls-cert-file, --https-tls-key-file) are required when HTTPS is enabled")
+	if h.TLSCertFilePath == "" || h.TLSKeyFilePath == "" || h.CAFilePath == "" {
+		return nil, errors.New("https: tls_cert_file_path, tls_key_file_path and ca_file_path (--https-tls-cert-file, --https-tls-key-file, --https-ca-file) are all required when HTTPS is enabled: the HTTPS listener serves scrape secrets to clients with a certificate signed by that CA only")
 	}
 	cert, err := tls.LoadX509KeyPair(h.TLSCertFilePath, h.TLSKeyFilePath)
 	if err != nil {
 		return nil, fmt.Errorf("https: %w", err)
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if h.CAFilePath != "" {
-		pem, err := os.ReadFile(h.CAFilePath)
-		if err != nil {
-			return nil, fmt.Errorf("https.ca_file_path: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("https.ca_file_path: %s holds no PEM certificate", h.CAFilePath)
-		}
-		tc.ClientCAs = pool
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	pem, err := os.ReadFile(h.CAFilePath)
+	if err != nil {
+		return nil, fmt.Errorf("https.ca_file_path: %w", err)
 	}
-	return tc, nil
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("https.ca_file_path: %s holds no PEM certificate", h.CAFilePath)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}, nil
 }

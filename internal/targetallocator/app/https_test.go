@@ -133,3 +133,50 @@ config:
 		t.Fatal("HTTPS without a client certificate was served")
 	}
 }
+
+// TestHTTPSWithoutCARefusesToStart is the attack of issue 33, finding 1: with HTTPS on and no
+// ca_file_path, a TLS client without a certificate read every scrape secret in clear. The allocator
+// now refuses to start and names the missing field; the positive control is
+// TestHTTPSWithClientCertificates, where the same files plus a CA serve secrets over mutual TLS.
+func TestHTTPSWithoutCARefusesToStart(t *testing.T) {
+	p := newPKI(t)
+	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
+	cfg, err := config.Parse([]byte(`
+config:
+  scrape_configs:
+  - job_name: secured
+    basic_auth: {username: u, password: hunter2}
+    static_configs: [{targets: ["127.0.0.2:9"]}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ListenAddr = testenv.FreeAddr(t)
+	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t),
+		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+
+	// Whatever Run does, a client without a certificate must not read the password.
+	noCert := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for i := 0; i < 10; i++ {
+		if resp, err := noCert.Get("https://" + cfg.HTTPS.ListenAddr + "/scrape_configs"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), "hunter2") {
+				t.Fatalf("a TLS client without a certificate read the scrape secrets: %s", b)
+			}
+		}
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "ca_file_path") {
+				t.Fatalf("Run without a CA = %v, want an error naming ca_file_path", err)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("the allocator started its HTTPS listener without a CA")
+}

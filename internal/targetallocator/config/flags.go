@@ -31,7 +31,7 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVar(&f.KubeConfigPath, "kubeconfig-path", defaultKubeConfigPath(), "The kubeconfig file; when it does not exist the in-cluster configuration is used.")
 	fs.BoolVar(&f.HTTPSEnabled, "enable-https-server", false, "Also serve the API over HTTPS (secrets are shown in /scrape_configs only there).")
 	fs.StringVar(&f.HTTPSListenAddr, "listen-addr-https", DefaultHTTPSListenAddr, "The address the HTTPS API is served on.")
-	fs.StringVar(&f.HTTPSCAFile, "https-ca-file", "", "CA file for client certificates of the HTTPS server (mutual TLS).")
+	fs.StringVar(&f.HTTPSCAFile, "https-ca-file", "", "CA file for client certificates of the HTTPS server (mutual TLS; required with --enable-https-server: scrape secrets are served only to clients with a certificate it signed).")
 	fs.StringVar(&f.HTTPSCertFile, "https-tls-cert-file", "", "Certificate file of the HTTPS server.")
 	fs.StringVar(&f.HTTPSKeyFile, "https-tls-key-file", "", "Key file of the HTTPS server.")
 	fs.StringVar(&f.LogLevel, "zap-log-level", "info", "Log level: debug, info, warn or error.")

@@ -127,8 +127,8 @@ func dropEqualRegex(js []byte) ([]byte, error) {
 func (s *Server) scrapeConfigsHandler(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
 	body := s.scrapeConfigs
-	if r.TLS != nil {
-		body = s.withSecrets
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+		body = s.withSecrets // only to a client whose certificate was verified
 	}
 	s.mu.RUnlock()
 	if body == nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -68,7 +69,8 @@ func get(t *testing.T, h http.Handler, path string, tlsOn bool) (int, string) {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodGet, path, nil)
 	if tlsOn {
-		r.TLS = &tls.ConnectionState{}
+		// A verified client certificate, as the mutual-TLS listener guarantees.
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{}}}}
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -178,5 +180,19 @@ func TestProbes(t *testing.T) {
 	}
 	if code, _ := get(t, h, "/metrics", false); code != 200 {
 		t.Fatalf("metrics %d", code)
+	}
+}
+
+// TestScrapeConfigsSecretsNeedAVerifiedClient: a TLS connection whose client presented no
+// verified certificate gets the redacted body, as plain HTTP does (issue 33, finding 1).
+func TestScrapeConfigsSecretsNeedAVerifiedClient(t *testing.T) {
+	s, _ := newServer(t)
+	r := httptest.NewRequest(http.MethodGet, "/scrape_configs", nil)
+	r.TLS = &tls.ConnectionState{} // TLS, but no client certificate
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	b, _ := io.ReadAll(w.Result().Body)
+	if w.Code != 200 || strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), `\u003csecret\u003e`) {
+		t.Fatalf("TLS without a verified client certificate: %d %s", w.Code, b)
 	}
 }

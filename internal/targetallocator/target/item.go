@@ -5,8 +5,6 @@
 package target
 
 import (
-	"encoding/binary"
-
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/prometheus/model/labels"
 )
@@ -33,8 +31,9 @@ type Item struct {
 	// ID identifies the item within this process (a keyed hash of job and labels): equal IDs
 	// are the same target.
 	ID uint64
-	// Hash is a stable hash of job and labels, the same in every process and release: the
-	// consistent-hashing strategy assigns by it, so a restart moves no target.
+	// Hash is a stable hash of the target's address, the same in every process and release: the
+	// consistent-hashing strategy assigns by it, as upstream's does, so a restart moves no target
+	// and neither does a change of the target's other labels (a pod's readiness, an annotation).
 	Hash uint64
 	// NodeName is the node the target runs on, "" when the labels do not say.
 	NodeName string
@@ -52,19 +51,14 @@ func NewItem(job string, lbls labels.Labels, id uint64) *Item {
 		TargetURL: lbls.Get("__address__"),
 		Labels:    lbls,
 		ID:        id,
-		Hash:      StableHash(job, lbls),
+		Hash:      StableHash(lbls.Get("__address__")),
 		NodeName:  nodeName(lbls),
 	}
 }
 
-// StableHash is xxhash over the Prometheus hash of the labels and the job name.
-func StableHash(job string, lbls labels.Labels) uint64 {
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], lbls.Hash())
-	d := xxhash.New()
-	_, _ = d.Write(buf[:])
-	_, _ = d.WriteString(job)
-	return d.Sum64()
+// StableHash is the placement hash of a target address: xxhash of the address text.
+func StableHash(address string) uint64 {
+	return xxhash.Sum64String(address)
 }
 
 func nodeName(l labels.Labels) string {
