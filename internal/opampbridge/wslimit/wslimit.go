@@ -4,7 +4,6 @@
 package wslimit
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,13 +82,50 @@ func (f *Parser) Feed(b []byte) error {
 }
 
 // Conn checks every byte read from a WebSocket connection and closes it on a message over the
-// limit. A client connection first skips the server's HTTP response head(s).
+// limit. A client connection first skips the server's HTTP response head, whose end it finds as Go's
+// HTTP parser does (bare "\n" line ends included) and which it bounds by MaxHeadBytes.
 type Conn struct {
 	net.Conn
 	early  []byte
 	head   bool // still in the HTTP response head
-	tail   []byte
+	hd     headScanner
 	frames Parser
+}
+
+// MaxHeadBytes bounds the HTTP response head a client connection reads before the frames.
+const MaxHeadBytes = 64 << 10
+
+// ErrHeadTooLarge is returned for a response head over MaxHeadBytes.
+var ErrHeadTooLarge = errors.New("HTTP response head exceeds the size limit")
+
+// headScanner finds the end of an HTTP response head as Go's parser does (net/textproto): a line
+// ends at "\n", one "\r" before it is dropped, and the first empty line ends the head. So a head
+// with bare "\n" line ends is followed exactly like one with "\r\n".
+type headScanner struct {
+	n         int  // bytes of the head so far
+	lineBytes int  // bytes of the current line before its "\n"
+	lineCR    bool // the current line so far is a single "\r"
+}
+
+// scan consumes b up to the end of the head; it returns how many bytes belong to the head and
+// whether it ended.
+func (h *headScanner) scan(b []byte) (int, bool, error) {
+	for i, c := range b {
+		h.n++
+		if h.n > MaxHeadBytes {
+			return i, false, fmt.Errorf("%w (%d bytes)", ErrHeadTooLarge, MaxHeadBytes)
+		}
+		if c == '\n' {
+			if h.lineBytes == 0 || (h.lineBytes == 1 && h.lineCR) {
+				return i + 1, true, nil
+			}
+			h.lineBytes, h.lineCR = 0, false
+			continue
+		}
+		h.lineCR = h.lineBytes == 0 && c == '\r'
+		h.lineBytes++
+	}
+	return len(b), false, nil
 }
 
 // Server wraps a connection taken over from an HTTP server after the upgrade (early holds bytes
@@ -103,8 +139,6 @@ func Client(c net.Conn, maxBytes int64) *Conn {
 	return &Conn{Conn: c, head: true, frames: Parser{Max: maxBytes}}
 }
 
-var headEnd = []byte("\r\n\r\n")
-
 // Read implements net.Conn.
 func (c *Conn) Read(p []byte) (int, error) {
 	var n int
@@ -117,20 +151,25 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	b := p[:n]
 	if c.head {
-		// Find the end of the head across reads: keep the last 3 bytes of the previous read.
-		buf := append(c.tail, b...)
-		i := bytes.Index(buf, headEnd)
-		if i < 0 {
-			c.tail = append([]byte(nil), buf[max(0, len(buf)-3):]...)
+		used, done, herr := c.hd.scan(b)
+		if herr != nil {
+			return 0, c.fail(herr)
+		}
+		if !done {
 			return n, err
 		}
-		c.head, c.tail = false, nil
-		b = buf[i+len(headEnd):]
+		c.head = false
+		b = b[used:]
 	}
 	if ferr := c.frames.Feed(b); ferr != nil {
-		_ = c.Conn.SetDeadline(time.Now())
-		_ = c.Conn.Close()
-		return 0, ferr
+		return 0, c.fail(ferr)
 	}
 	return n, err
+}
+
+// fail closes the connection so that nothing more is read from it, and returns err.
+func (c *Conn) fail(err error) error {
+	_ = c.Conn.SetDeadline(time.Now())
+	_ = c.Conn.Close()
+	return err
 }

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"net"
+	"strings"
 	"testing"
+	"time"
 )
 
 // frame builds a client frame header (masked) for a payload of n bytes.
@@ -63,4 +67,71 @@ func FuzzParser(f *testing.F) {
 		p := Parser{Max: 100}
 		_ = p.Feed(b) // must never panic
 	})
+}
+
+// pipeConn is a net.Conn whose reads come from r (a server that has sent everything).
+type pipeConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (p *pipeConn) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeConn) Close() error                { return nil }
+func (p *pipeConn) SetDeadline(time.Time) error { return nil }
+
+// serverFrame builds an unmasked server frame header for a payload of n bytes.
+func serverFrame(n uint64) []byte {
+	h := []byte{0x82, 127, 0, 0, 0, 0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint64(h[2:], n)
+	return h
+}
+
+// TestClientHeadWithBareLF is the attack of issue 31, finding 4: Go's HTTP parser ends a
+// response head at an empty line with bare "\n" line ends, so a head that never contains
+// "\r\n\r\n" must not turn the limit off. A 3 MiB message behind such a head is refused
+// against a 1 MiB limit; the same head with a small message passes (the control), and so does
+// a head that never ends only up to MaxHeadBytes.
+func TestClientHeadWithBareLF(t *testing.T) {
+	const limit = 1 << 20
+	read := func(head string, payload uint64) (int64, error) {
+		stream := io.MultiReader(strings.NewReader(head), bytes.NewReader(serverFrame(payload)), io.LimitReader(zeros{}, int64(payload)))
+		return io.Copy(io.Discard, Client(&pipeConn{r: stream}, limit))
+	}
+	for _, head := range []string{
+		"HTTP/1.1 101 Switching Protocols\nUpgrade: websocket\nConnection: Upgrade\n\n",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\n",
+		"HTTP/1.1 101 Switching Protocols\nUpgrade: websocket\n\r\n",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
+	} {
+		n, err := read(head, 3<<20)
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("head %q: read %d bytes of a 3 MiB message against a 1 MiB limit (err %v)", head, n, err)
+		}
+		n, err = read(head, 1000)
+		if err != nil || n != int64(len(head))+10+1000 {
+			t.Fatalf("head %q with a small message: read %d, err %v", head, n, err)
+		}
+	}
+	// A head that never ends is bounded too.
+	endless := io.MultiReader(strings.NewReader("HTTP/1.1 101 Switching Protocols\n"), io.LimitReader(repeatReader('a'), 3<<20))
+	n, err := io.Copy(io.Discard, Client(&pipeConn{r: endless}, limit))
+	if err == nil || n > MaxHeadBytes {
+		t.Fatalf("an endless head: read %d bytes, err %v", n, err)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
+}
+
+type repeatReader byte
+
+func (r repeatReader) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = byte(r)
+	}
+	return len(b), nil
 }
