@@ -7,6 +7,7 @@ package opamptest
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,6 +55,8 @@ type Server struct {
 type Options struct {
 	// Accept decides whether a connection is accepted (e.g. to check headers); nil accepts all.
 	Accept func(*http.Request) bool
+	// TLS, when set, makes the server speak only TLS: URL is wss:// and HTTPURL https://.
+	TLS *tls.Config
 }
 
 // Start runs a server on a free loopback port. Stop it with Stop (tests: t.Cleanup).
@@ -69,6 +72,7 @@ func Start(opts Options) (*Server, error) {
 	err := s.srv.Start(server.StartSettings{
 		ListenEndpoint: "127.0.0.1:0",
 		ListenPath:     "/v1/opamp",
+		TLSConfig:      opts.TLS,
 		Settings: server.Settings{Callbacks: types.Callbacks{
 			OnConnecting: s.onConnecting,
 		}},
@@ -79,6 +83,10 @@ func Start(opts Options) (*Server, error) {
 	addr := s.srv.Addr().String()
 	s.URL = "ws://" + addr + "/v1/opamp"
 	s.HTTPURL = "http://" + addr + "/v1/opamp"
+	if opts.TLS != nil {
+		s.URL = "wss://" + addr + "/v1/opamp"
+		s.HTTPURL = "https://" + addr + "/v1/opamp"
+	}
 	return s, nil
 }
 
