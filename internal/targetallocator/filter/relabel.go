@@ -34,26 +34,33 @@ func FromScrapeConfigs(scs []*promconfig.ScrapeConfig) map[string][]*relabel.Con
 	return out
 }
 
-// Keep runs the job's relabel configs on the target's labels, with the job label set as
-// Prometheus sets it before relabelling. Targets are kept when the result is not empty and,
-// like Prometheus, when an __address__ remains.
+// Keep says whether the job's relabel configs keep the target (see Relabel).
 func (r *Relabel) Keep(job string, lbls labels.Labels) bool {
+	_, keep := r.Relabel(job, lbls)
+	return keep
+}
+
+// Relabel runs the job's relabel configs on the target's labels, with the job label set as
+// Prometheus sets it before relabelling, and returns the result. Targets are kept when the result
+// is not empty and, like Prometheus, when an __address__ remains. A job without relabel configs
+// (or a nil filter) keeps its labels as they are.
+func (r *Relabel) Relabel(job string, lbls labels.Labels) (labels.Labels, bool) {
 	if r == nil {
-		return true
+		return lbls, true
 	}
 	cfgs := r.byJob[job]
 	if len(cfgs) == 0 {
-		return true
+		return lbls, true
 	}
 	b := r.builder
 	b.Reset(lbls)
 	if b.Get(model.JobLabel) == "" {
 		b.Set(model.JobLabel, job)
 	}
-	if !relabel.ProcessBuilder(b, cfgs...) {
-		return false
+	if !relabel.ProcessBuilder(b, cfgs...) || b.Get(model.AddressLabel) == "" {
+		return labels.EmptyLabels(), false
 	}
-	return b.Get(model.AddressLabel) != ""
+	return b.Labels(), true
 }
 
 // SetJobs replaces the relabel configurations; it must not run concurrently with Keep (the

@@ -174,7 +174,7 @@ type collectorTargets struct {
 }
 
 func (s *Server) targetsHandler(w http.ResponseWriter, r *http.Request) {
-	job, err := url.QueryUnescape(r.PathValue("job"))
+	job, err := jobFromPath(r.URL)
 	if err != nil {
 		http.Error(w, `{"error":"job: not a valid escaped name"}`, http.StatusBadRequest)
 		return
@@ -209,4 +209,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 	if err := enc.Encode(v); err != nil {
 		http.Error(w, strings.ReplaceAll(err.Error(), `"`, `'`), http.StatusInternalServerError)
 	}
+}
+
+// jobFromPath reads the job name from /jobs/<job>/targets as /jobs links it (query-escaped), from
+// the path as sent: the router's path value is already unescaped once, and unescaping it again
+// served job "a+b" (linked as a%2Bb) the targets of job "a b".
+func jobFromPath(u *url.URL) (string, error) {
+	seg := strings.TrimSuffix(strings.TrimPrefix(u.EscapedPath(), "/jobs/"), "/targets")
+	return url.QueryUnescape(seg)
 }

@@ -196,3 +196,45 @@ func TestScrapeConfigsSecretsNeedAVerifiedClient(t *testing.T) {
 		t.Fatalf("TLS without a verified client certificate: %d %s", w.Code, b)
 	}
 }
+
+// TestJobLinksServeTheirOwnJob is issue 33, finding 6: job "a+b" is linked as /jobs/a%2Bb/targets;
+// the name was unescaped twice and that link served the targets of job "a b". Every link that
+// /jobs hands out must serve its own job's targets (the positive control: "a b" keeps its own).
+func TestJobLinksServeTheirOwnJob(t *testing.T) {
+	a, err := allocation.New(allocation.LeastWeighted, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetCollectors([]allocation.Collector{{Name: "col-0", NodeName: "n"}})
+	a.Apply([]*target.Item{
+		target.NewItem("a+b", labels.FromStrings("__address__", "10.0.0.1:1"), 1),
+		target.NewItem("a b", labels.FromStrings("__address__", "10.0.0.2:2"), 2),
+		target.NewItem("a/b", labels.FromStrings("__address__", "10.0.0.3:3"), 3),
+	}, nil)
+	h := New(a, nil).Handler()
+	code, body := get(t, h, "/jobs", false)
+	if code != 200 {
+		t.Fatalf("/jobs = %d %s", code, body)
+	}
+	var links map[string]struct {
+		Link string `json:"_link"`
+	}
+	if err := json.Unmarshal([]byte(body), &links); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a+b": "10.0.0.1:1", "a b": "10.0.0.2:2", "a/b": "10.0.0.3:3"}
+	if len(links) != len(want) {
+		t.Fatalf("/jobs: %s", body)
+	}
+	for job, l := range links {
+		code, body := get(t, h, l.Link+"?collector_id=col-0", false)
+		if code != 200 || !strings.Contains(body, want[job]) {
+			t.Errorf("job %q via %s = %d %s, want its target %s", job, l.Link, code, body, want[job])
+		}
+		for other, addr := range want {
+			if other != job && strings.Contains(body, addr) {
+				t.Errorf("job %q via %s served job %q's target %s", job, l.Link, other, addr)
+			}
+		}
+	}
+}

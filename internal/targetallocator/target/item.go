@@ -42,6 +42,8 @@ type Item struct {
 
 	seen    uint64 // generation of the last update that reported the item
 	dropped bool   // the filter dropped it
+	key     uint64 // identity after relabelling (Set)
+	dup     bool   // kept, but an equal target is handed out instead (Set)
 }
 
 // NewItem builds an item from merged labels (used by tests and by callers without groups).

@@ -13,9 +13,9 @@ type countingFilter struct {
 	drop  string
 }
 
-func (f *countingFilter) Keep(_ string, l labels.Labels) bool {
+func (f *countingFilter) Relabel(_ string, l labels.Labels) (labels.Labels, bool) {
 	f.calls++
-	return l.Get("__address__") != f.drop
+	return l, l.Get("__address__") != f.drop
 }
 
 func group(lbls model.LabelSet, targets ...model.LabelSet) *targetgroup.Group {
@@ -100,5 +100,64 @@ func TestForgetRebuildsAJobsTargets(t *testing.T) {
 	added, gone := s.Update(tsets)
 	if len(added) != 2 || len(gone) != 0 || s.Len() != 3 {
 		t.Fatalf("after forget: added %d removed %d len %d; want 2, 0, 3", len(added), len(gone), s.Len())
+	}
+}
+
+// relabelAll keeps every target and returns its labels as they are; the set drops __meta_* from
+// the identity, as Prometheus does after relabelling.
+type relabelAll struct{}
+
+func (relabelAll) Relabel(_ string, l labels.Labels) (labels.Labels, bool) { return l, true }
+
+// TestTargetsEqualAfterRelabellingAreOne is issue 33, finding 3: two endpoints of one pod port
+// (say, from two Services) differ only in __meta_* labels, so Prometheus sees one target; handing
+// both out scraped it twice. One is handed out, the other waits behind it and takes its place
+// when it goes, so the target is never lost either. Positive control: a target with another
+// address is its own.
+func TestTargetsEqualAfterRelabellingAreOne(t *testing.T) {
+	s := NewSet(relabelAll{})
+	a := model.LabelSet{"__address__": "10.0.0.1:80", "__meta_kubernetes_service_name": "svc-a"}
+	b := model.LabelSet{"__address__": "10.0.0.1:80", "__meta_kubernetes_service_name": "svc-b"}
+	other := model.LabelSet{"__address__": "10.0.0.2:80", "__meta_kubernetes_service_name": "svc-a"}
+	upd := func(ts ...model.LabelSet) ([]*Item, []*Item) {
+		return s.Update(map[string][]*targetgroup.Group{"job": {group(nil, ts...)}})
+	}
+	added, removed := upd(a, b, other)
+	if len(added) != 2 || len(removed) != 0 || s.Len() != 2 || s.Duplicates() != 1 {
+		t.Fatalf("a, b, other: +%d -%d len %d dups %d, want +2 -0 len 2 dups 1", len(added), len(removed), s.Len(), s.Duplicates())
+	}
+	handed := ""
+	for _, it := range added {
+		if it.TargetURL == "10.0.0.1:80" {
+			handed = it.Labels.Get("__meta_kubernetes_service_name")
+		}
+	}
+	if handed == "" {
+		t.Fatal("the duplicated address was not handed out at all")
+	}
+	// The handed-out one goes: the other takes its place in the same update.
+	rest := a
+	if handed == "svc-a" {
+		rest = b
+	}
+	added, removed = upd(rest, other)
+	if len(added) != 1 || len(removed) != 1 || added[0].TargetURL != "10.0.0.1:80" || removed[0].Labels.Get("__meta_kubernetes_service_name") != handed || s.Len() != 2 || s.Duplicates() != 0 {
+		t.Fatalf("after the handed-out one went: +%v -%v len %d dups %d", added, removed, s.Len(), s.Duplicates())
+	}
+	// The one that went comes back behind rest, which stays handed out; when it goes again,
+	// nothing handed out changes.
+	added, removed = upd(a, b, other)
+	if len(added)+len(removed) != 0 || s.Duplicates() != 1 {
+		t.Fatalf("a duplicate came back: +%v -%v dups %d", added, removed, s.Duplicates())
+	}
+	added, removed = upd(rest, other)
+	if s.Len() != 2 || s.Duplicates() != 0 || len(added)+len(removed) != 0 {
+		t.Fatalf("after a duplicate went: +%v -%v len %d dups %d", added, removed, s.Len(), s.Duplicates())
+	}
+	// Without a filter only equal label sets are one target, as upstream without filter_strategy.
+	plain := NewSet(nil)
+	added, _ = plain.Update(map[string][]*targetgroup.Group{"job": {group(nil, a, b)}})
+	if len(added) != 2 {
+		t.Fatalf("no filter: +%d, want 2", len(added))
 	}
 }
