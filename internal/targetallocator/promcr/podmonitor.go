@@ -66,5 +66,6 @@ func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, e
 	s := pm.Spec
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }

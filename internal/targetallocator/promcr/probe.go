@@ -43,7 +43,11 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	}
 	put(&sc, "params", params)
 	proxy(&sc, s.ProberSpec.ProxyConfig)
-	if err := t.auth(&sc, s.HTTPConfigWithoutTLS, nil); err != nil {
+	hc := s.HTTPConfigWithoutTLS
+	if s.Authorization != nil { // the Probe's own field shadows the inline one in JSON
+		hc.Authorization = s.Authorization
+	}
+	if err := t.auth(&sc, hc, nil); err != nil {
 		return nil, err
 	}
 	if err := t.tls(&sc, s.TLSConfig, nil); err != nil {
@@ -90,6 +94,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	relabelling(&sc, rules, nil, s.MetricRelabelConfigs)
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	histograms(&sc, s.NativeHistogramConfig, nil)
 	return sc, nil
 }
 

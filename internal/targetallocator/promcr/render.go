@@ -126,10 +126,15 @@ func (t *translator) secretOrConfigMap(field string, s monv1.SecretOrConfigMap) 
 	return "", nil
 }
 
-// auth renders basic_auth, authorization (also for a bearer token secret) and oauth2.
+// auth renders basic_auth, authorization (also for a bearer token secret), oauth2 (c's own, or
+// oauth for kinds that keep it apart), follow_redirects and enable_http2. Nothing of c is dropped:
+// a target that asks for credentials is never scraped without them.
 //
 //nolint:staticcheck // bearerTokenSecret is deprecated but still served; honoured as upstream does
 func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS, oauth *monv1.OAuth2) error {
+	if oauth == nil {
+		oauth = c.OAuth2
+	}
 	n := 0
 	if c.BasicAuth != nil {
 		n++
@@ -181,6 +186,7 @@ func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS, oauth *mon
 		return t.errf("basicAuth", "at most one of basicAuth, authorization (or bearerTokenSecret) and oauth2 may be set")
 	}
 	put(out, "follow_redirects", c.FollowRedirects)
+	put(out, "enable_http2", c.EnableHTTP2)
 	return nil
 }
 
@@ -243,6 +249,20 @@ func limits(out *section, sample, target, label, nameLen, valueLen, keepDropped 
 	put(out, "label_name_length_limit", nameLen)
 	put(out, "label_value_length_limit", valueLen)
 	put(out, "keep_dropped_targets", keepDropped)
+}
+
+// histograms renders the native-histogram settings and body_size_limit shared by the monitor kinds.
+func histograms(out *section, h monv1.NativeHistogramConfig, bodySize *monv1.ByteSize) {
+	put(out, "scrape_native_histograms", h.ScrapeNativeHistograms)
+	put(out, "always_scrape_classic_histograms", h.ScrapeClassicHistograms)
+	put(out, "native_histogram_bucket_limit", h.NativeHistogramBucketLimit)
+	if h.NativeHistogramMinBucketFactor != nil {
+		put(out, "native_histogram_min_bucket_factor", h.NativeHistogramMinBucketFactor.AsApproximateFloat64())
+	}
+	put(out, "convert_classic_histograms_to_nhcb", h.ConvertClassicHistogramsToNHCB)
+	if bodySize != nil {
+		put(out, "body_size_limit", string(*bodySize))
+	}
 }
 
 func protocols(out *section, ps []monv1.ScrapeProtocol, fallback *monv1.ScrapeProtocol) {

@@ -81,6 +81,7 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	put(&sc, "metric_relabel_configs", relabels(s.MetricRelabelConfigs))
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }
 

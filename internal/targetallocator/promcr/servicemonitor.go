@@ -54,6 +54,7 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	s := sm.Spec
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
 	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }
 

@@ -180,3 +180,63 @@ func TestTranslateErrors(t *testing.T) {
 		t.Errorf("kept %d scrape configs, want 2", len(scs))
 	}
 }
+
+// TestCredentialsAreNeverDropped is issue 33, finding 5: OAuth2 on a ServiceMonitor or PodMonitor
+// endpoint and a Probe's authorization were dropped, so those targets were scraped without
+// credentials (and enableHttp2, bodySizeLimit and the native-histogram settings were dropped too). Each now reaches the loaded Prometheus
+// configuration; the positive control is that Prometheus accepts every job.
+func TestCredentialsAreNeverDropped(t *testing.T) {
+	oauth := &monv1.OAuth2{ClientID: monv1.SecretOrConfigMap{Secret: ptr.To(sel("oauth", "id"))}, ClientSecret: sel("oauth", "secret"),
+		TokenURL: "https://auth.example.test/token"}
+	withOAuth := monv1.HTTPConfigWithoutTLS{OAuth2: oauth, EnableHTTP2: ptr.To(false)}
+	r := Resources{
+		ServiceMonitors: []*monv1.ServiceMonitor{{
+			ObjectMeta: metav1.ObjectMeta{Name: "sm", Namespace: "team-b"},
+			Spec: monv1.ServiceMonitorSpec{BodySizeLimit: ptr.To(monv1.ByteSize("10MB")),
+				NativeHistogramConfig: monv1.NativeHistogramConfig{ScrapeClassicHistograms: ptr.To(true), NativeHistogramBucketLimit: ptr.To[int64](50)},
+				Endpoints: []monv1.Endpoint{{Port: "metrics",
+				HTTPConfigWithProxyAndTLSFiles: monv1.HTTPConfigWithProxyAndTLSFiles{HTTPConfigWithTLSFiles: monv1.HTTPConfigWithTLSFiles{HTTPConfigWithoutTLS: withOAuth}}}}},
+		}},
+		PodMonitors: []*monv1.PodMonitor{{
+			ObjectMeta: metav1.ObjectMeta{Name: "pm", Namespace: "team-b"},
+			Spec: monv1.PodMonitorSpec{PodMetricsEndpoints: []monv1.PodMetricsEndpoint{{Port: ptr.To("metrics"),
+				HTTPConfigWithProxy: monv1.HTTPConfigWithProxy{HTTPConfig: monv1.HTTPConfig{HTTPConfigWithoutTLS: withOAuth}}}}},
+		}},
+		Probes: []*monv1.Probe{{
+			ObjectMeta: metav1.ObjectMeta{Name: "pr", Namespace: "team-a"},
+			Spec: monv1.ProbeSpec{ProberSpec: monv1.ProberSpec{URL: "blackbox.monitoring:9115"},
+				Authorization: &monv1.SafeAuthorization{Credentials: ptr.To(sel("token", "token"))},
+				Targets:       monv1.ProbeTargets{StaticConfig: &monv1.ProbeTargetStaticConfig{Targets: []string{"https://example.test"}}}},
+		}},
+	}
+	scs, errs := Translate(r, store, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
+	if len(errs) > 0 || len(loaded) != 3 {
+		t.Fatalf("loaded %d of 3: %v", len(loaded), errs)
+	}
+	for _, job := range []string{"serviceMonitor/team-b/sm/0", "podMonitor/team-b/pm/0"} {
+		i := indexOf(loaded, job)
+		if i < 0 {
+			t.Fatalf("no job %s", job)
+		}
+		hc := loaded[i].HTTPClientConfig
+		if hc.OAuth2 == nil || hc.OAuth2.ClientSecret != promcommon.Secret("client-secret") || hc.OAuth2.ClientID != "client" {
+			t.Errorf("%s: oauth2 = %+v, want the client credentials", job, hc.OAuth2)
+		}
+		if hc.EnableHTTP2 {
+			t.Errorf("%s: enableHttp2: false was dropped", job)
+		}
+	}
+	sm := loaded[indexOf(loaded, "serviceMonitor/team-b/sm/0")]
+	if sm.BodySizeLimit != 10<<20 || sm.NativeHistogramBucketLimit != 50 || sm.AlwaysScrapeClassicHistograms == nil || !*sm.AlwaysScrapeClassicHistograms {
+		t.Errorf("serviceMonitor: body_size_limit %d, native_histogram_bucket_limit %d, always_scrape_classic_histograms %v",
+			sm.BodySizeLimit, sm.NativeHistogramBucketLimit, sm.AlwaysScrapeClassicHistograms)
+	}
+	pr := loaded[indexOf(loaded, "probe/team-a/pr")].HTTPClientConfig
+	if pr.Authorization == nil || pr.Authorization.Credentials != promcommon.Secret("tok-123") {
+		t.Errorf("probe: authorization = %+v, want the token", pr.Authorization)
+	}
+}
