@@ -76,7 +76,6 @@ kind: ServiceMonitor
 metadata: {name: api}
 spec:
   selector: {matchLabels: {app: api}}
-  serviceDiscoveryRole: EndpointSlice
   endpoints:
   - port: metrics
     basicAuth:
@@ -98,6 +97,35 @@ spec:
 			AddressType: discoveryv1.AddressTypeFQDN,
 			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{name + "-0.localhost"}}, {Addresses: []string{name + "-1.localhost"}}},
 			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To[int32](8080)}, {Name: ptr.To("other"), Port: ptr.To[int32](9090)}}}
+		if _, err := cs.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A Service with more than 1,000 endpoints (Endpoints objects stop at 1,000 addresses): the
+	// default discovery (EndpointSlices, as upstream's allocator) sees all of them.
+	create(t, dyn, promcr.ServiceMonitors, ns, `
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: big}
+spec:
+  selector: {matchLabels: {app: big}}
+  endpoints:
+  - port: metrics
+`)
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: ns, Labels: map[string]string{"app": "big"}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "metrics", Port: 8080}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const bigEndpoints = 1200
+	for s := 0; s < 2; s++ {
+		slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("big-%d", s), Namespace: ns,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "big"}},
+			AddressType: discoveryv1.AddressTypeFQDN,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To[int32](8080)}}}
+		for i := 0; i < bigEndpoints/2; i++ {
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("big-%d.localhost", s*bigEndpoints/2+i)}})
+		}
 		if _, err := cs.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -144,6 +172,12 @@ config:
 	waitUntil(t, func() string {
 		if got := unionJob(t, base, "serviceMonitor/promcr/api/0", ids...); got != "api-0.localhost:8080,api-1.localhost:8080" {
 			return "got " + got
+		}
+		return ""
+	})
+	waitUntil(t, func() string {
+		if got := strings.Count(unionJob(t, base, "serviceMonitor/promcr/big/0", ids...), ".localhost:8080"); got != bigEndpoints {
+			return fmt.Sprintf("big: %d of %d targets", got, bigEndpoints)
 		}
 		return ""
 	})

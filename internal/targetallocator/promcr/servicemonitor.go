@@ -17,9 +17,11 @@ func ServiceMonitor(sm *monv1.ServiceMonitor, store Store, opts Options) ([]sect
 //nolint:staticcheck // bearerTokenFile and bearerTokenSecret are deprecated but still served; honoured as upstream does
 func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (section, error) {
 	ep := sm.Spec.Endpoints[i]
-	role, meta := "endpoints", "__meta_kubernetes_endpoint_"
-	if r := sm.Spec.ServiceDiscoveryRole; r != nil && *r == monv1.EndpointSliceRole {
-		role, meta = "endpointslice", "__meta_kubernetes_endpointslice_"
+	// EndpointSlices unless the ServiceMonitor asks for Endpoints, as upstream's allocator
+	// discovers (Endpoints stop at 1,000 addresses, and users' rules name the slice labels).
+	role, meta := "endpointslice", "__meta_kubernetes_endpointslice_"
+	if r := sm.Spec.ServiceDiscoveryRole; r != nil && *r == monv1.EndpointsRole {
+		role, meta = "endpoints", "__meta_kubernetes_endpoint_"
 	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("serviceMonitor/%s/%s/%d", sm.Namespace, sm.Name, i)}}
 	honor(&sc, ep.HonorLabels, ep.HonorTimestamps, ep.TrackTimestampsStaleness)
