@@ -29,7 +29,7 @@ func (p *parsingCollectors) ApplyAll(_ context.Context, files map[string][]byte)
 	for k, body := range files {
 		key, err := collectors.ParseKey(k)
 		if err == nil {
-			_, err = collectors.ParseCollector(key, body, "b", nil)
+			_, err = collectors.ParseCollector(key, body, collectors.Rules{Bridge: collectors.Bridge{Namespace: "ns", Name: "b"}})
 		}
 		errs = append(errs, err)
 	}

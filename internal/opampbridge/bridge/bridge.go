@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	store, owner := newStore(ctx, kube, cfg, opts)
 	cols, err := collectors.New(rc, scheme, collectors.Options{
 		BridgeName: cfg.Name, BridgeNamespace: cfg.Namespace, ComponentsAllowed: cfg.ComponentsAllowed,
-		Namespaces: cfg.Namespaces, Record: store,
+		Namespaces: cfg.Namespaces, Writable: cfg.FieldsAllowed, Record: store,
 	})
 	if err != nil {
 		return err

@@ -64,7 +64,9 @@ func TestBridgeEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	createNamespace(t, "obs")
 	createNamespace(t, "apps")
-	managed := map[string]string{collectors.ManagedLabel: "true"}
+	// The bridge runs in obs and changes collectors in apps: it must list apps and be named by
+	// the collectors (opamp-managed=true gives a collector to its own namespace's bridges only).
+	managed := map[string]string{collectors.ManagedLabel: "bridge"}
 	createCollector(t, collectorYAML("apps", "managed-a", managed))
 	createCollector(t, collectorYAML("apps", "report-b", map[string]string{collectors.ReportingLabel: "true"}))
 	createCollector(t, collectorYAML("apps", "plain-c", nil))
@@ -72,6 +74,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 
 	srv := startServer(t)
 	cfg := testConfig(t, srv, "bridge", "obs")
+	cfg.Namespaces = []string{"apps"}
 	b := startBridge(t, cfg, Options{})
 
 	// First message: description and capabilities.

@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -17,17 +23,31 @@ import (
 // Desired is one collector as the OpAMP server wants it, parsed and checked.
 type Desired struct {
 	Key Key
-	// Object is what is applied: apiVersion, kind, metadata (name, namespace, labels, annotations)
-	// and spec, exactly as the server wrote them.
+	// Object is what is applied to an existing collector: apiVersion, kind, metadata (name,
+	// namespace, labels, annotations) and spec, as the server wrote them.
 	Object *unstructured.Unstructured
-	// create is set when no collector of that name exists yet.
+	typed  *v1beta1.OpenTelemetryCollector
+	// create is set when no collector of that name exists yet: then the collector is created
+	// from createObject, never applied.
 	create bool
+	// upgrade is set when the existing collector still has the Update entry of the bridge's
+	// create in its managedFields.
+	upgrade bool
+}
+
+// Rules are what ParseCollector checks a collector against.
+type Rules struct {
+	// Bridge is the bridge the collector must be labelled for.
+	Bridge Bridge
+	// ComponentsAllowed restricts the components of spec.config.
+	ComponentsAllowed map[string][]string
 }
 
 // ParseCollector parses a remote configuration file (a full v1beta1 OpenTelemetryCollector in
 // YAML or JSON) for key and checks it: kind and version, name and namespace (empty or equal to the
-// key's), no unknown fields, the bridge's labels and componentsAllowed.
-func ParseCollector(key Key, body []byte, bridgeName string, allowed map[string][]string) (*Desired, error) {
+// key's), no unknown fields, the bridge's labels and componentsAllowed. What it may change
+// against the cluster is checked later (checkChanges).
+func ParseCollector(key Key, body []byte, rules Rules) (*Desired, error) {
 	if len(body) == 0 {
 		return nil, errors.New("the file is empty")
 	}
@@ -47,7 +67,7 @@ func ParseCollector(key Key, body []byte, bridgeName string, allowed map[string]
 	if typed.Namespace != "" && typed.Namespace != key.Namespace {
 		return nil, fmt.Errorf("metadata.namespace %q differs from the key's namespace %q", typed.Namespace, key.Namespace)
 	}
-	if err := CheckManaged(typed.Labels, bridgeName, "the new configuration"); err != nil {
+	if err := CheckManaged(typed.Labels, rules.Bridge, key.Namespace, "the new configuration"); err != nil {
 		return nil, err
 	}
 	var raw map[string]any
@@ -56,7 +76,7 @@ func ParseCollector(key Key, body []byte, bridgeName string, allowed map[string]
 	}
 	spec, _ := raw["spec"].(map[string]any)
 	config, _ := spec["config"].(map[string]any)
-	if err := CheckComponents(config, allowed); err != nil {
+	if err := CheckComponents(config, rules.ComponentsAllowed); err != nil {
 		return nil, err
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
@@ -66,29 +86,62 @@ func ParseCollector(key Key, body []byte, bridgeName string, allowed map[string]
 	obj.SetNamespace(key.Namespace)
 	obj.SetLabels(typed.Labels)
 	obj.SetAnnotations(typed.Annotations)
-	return &Desired{Key: key, Object: obj}, nil
+	return &Desired{Key: key, Object: obj, typed: &typed}, nil
+}
+
+// createObject is what a new collector is created from: the managed label, spec.config and
+// spec.upgradeStrategy, plus the writable spec fields the server set; the API server defaults
+// the rest.
+func (d *Desired) createObject(writable []string) *unstructured.Unstructured {
+	spec, _ := d.Object.Object["spec"].(map[string]any)
+	out := map[string]any{}
+	for _, k := range append(slices.Clone(alwaysWritable), writable...) {
+		if v, ok := spec[k]; ok {
+			out[k] = v
+		}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": out}}
+	obj.SetAPIVersion(v1beta1.GroupVersion.String())
+	obj.SetKind("OpenTelemetryCollector")
+	obj.SetName(d.Key.Name)
+	obj.SetNamespace(d.Key.Namespace)
+	obj.SetLabels(map[string]string{ManagedLabel: d.Object.GetLabels()[ManagedLabel]})
+	return obj
 }
 
 // bridgeID identifies this bridge in BridgeAnnotation.
 func (c *Client) bridgeID() string { return c.opts.BridgeNamespace + "/" + c.opts.BridgeName }
 
+func (c *Client) bridge() Bridge {
+	return Bridge{Namespace: c.opts.BridgeNamespace, Name: c.opts.BridgeName}
+}
+
+// inScope says whether the bridge reports on collectors in ns: Namespaces, or all.
 func (c *Client) inScope(ns string) bool {
+	return len(c.opts.Namespaces) == 0 || slices.Contains(c.opts.Namespaces, ns)
+}
+
+// mayChange says whether the bridge may change collectors in ns: Namespaces, or only the
+// bridge's own namespace.
+func (c *Client) mayChange(ns string) bool {
 	if len(c.opts.Namespaces) == 0 {
-		return true
+		return ns == c.opts.BridgeNamespace
 	}
-	for _, n := range c.opts.Namespaces {
-		if n == ns {
-			return true
-		}
+	return slices.Contains(c.opts.Namespaces, ns)
+}
+
+func (c *Client) changeScope() []string {
+	if len(c.opts.Namespaces) == 0 {
+		return []string{c.opts.BridgeNamespace}
 	}
-	return false
+	return c.opts.Namespaces
 }
 
 // ApplyAll makes the cluster match a remote configuration: files maps "namespace/name" keys to
-// collector bodies. Every file is parsed, checked against the labels of the stored collector and
-// dry-run applied first; if anything fails, nothing is changed and every error is returned.
-// Then each collector is applied (server-side, field manager FieldManager). Only if every apply
-// succeeded are the collectors this bridge created (by its own record, not by labels) that are no
+// collector bodies. Every file is parsed, checked against the labels and fields of the stored
+// collector (checkChanges) and dry-run written first; if anything fails, nothing is changed and every error is returned.
+// Then each new collector is created, and each existing one applied (server-side, field manager
+// FieldManager). Only if every write succeeded are the collectors this bridge created (by its own record, not by labels) that are no
 // longer in files deleted.
 func (c *Client) ApplyAll(ctx context.Context, files map[string][]byte) error {
 	keys := make([]string, 0, len(files))
@@ -124,7 +177,7 @@ func (c *Client) ApplyAll(ctx context.Context, files map[string][]byte) error {
 		return joinErrors(errs)
 	}
 	for _, d := range desired {
-		if err := c.apply(ctx, d, true); err != nil {
+		if err := c.write(ctx, d, true); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.Key, err))
 		}
 	}
@@ -139,17 +192,12 @@ func (c *Client) ApplyAll(ctx context.Context, files map[string][]byte) error {
 		delete(next, k)
 	}
 	for _, d := range desired {
-		if err := c.apply(ctx, d, false); err != nil {
+		if err := c.write(ctx, d, false); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.Key, err))
 			continue
 		}
 		if d.create {
-			var created v1beta1.OpenTelemetryCollector
-			if err := c.writer.Get(ctx, client.ObjectKey{Namespace: d.Key.Namespace, Name: d.Key.Name}, &created); err == nil {
-				next[d.Key.String()] = string(created.UID)
-			} else {
-				errs = append(errs, fmt.Errorf("%s: reading the created collector: %w", d.Key, err))
-			}
+			next[d.Key.String()] = string(d.Object.GetUID())
 		}
 	}
 	// A failed apply leaves the configuration half-applied: deleting now could remove a collector
@@ -188,15 +236,16 @@ func sameRecord(a, b map[string]string) bool {
 // (not the filtered cache: an unlabelled collector must be seen to be refused). The creation
 // marks (CreatedByLabel, BridgeAnnotation) are the bridge's to set: whatever the server wrote
 // there is dropped, and they are set on collectors the bridge creates or recorded as created.
+// A new collector is checked against the API server's defaults in write's dry run.
 func (c *Client) prepare(ctx context.Context, ks string, body []byte, record map[string]string) (*Desired, error) {
 	key, err := ParseKey(ks)
 	if err != nil {
 		return nil, err
 	}
-	if !c.inScope(key.Namespace) {
-		return nil, fmt.Errorf("namespace %s is outside the bridge's namespaces %v", key.Namespace, c.opts.Namespaces)
+	if !c.mayChange(key.Namespace) {
+		return nil, fmt.Errorf("namespace %s is outside the bridge's namespaces %v (the namespaces it may change)", key.Namespace, c.changeScope())
 	}
-	d, err := ParseCollector(key, body, c.opts.BridgeName, c.opts.ComponentsAllowed)
+	d, err := ParseCollector(key, body, Rules{Bridge: c.bridge(), ComponentsAllowed: c.opts.ComponentsAllowed})
 	if err != nil {
 		return nil, err
 	}
@@ -205,18 +254,21 @@ func (c *Client) prepare(ctx context.Context, ks string, body []byte, record map
 	err = c.writer.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, &existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		c.markCreated(d.Object)
 		d.create = true
 	case err != nil:
 		return nil, err
 	default:
-		if err := CheckManaged(existing.Labels, c.opts.BridgeName, "the existing collector"); err != nil {
+		if err := CheckManaged(existing.Labels, c.bridge(), key.Namespace, "the existing collector"); err != nil {
+			return nil, err
+		}
+		if err := checkChanges(d, &existing, c.opts.Writable); err != nil {
 			return nil, err
 		}
 		if uid, ok := record[key.String()]; ok && uid == string(existing.UID) {
 			// Keep the marks: leaving them out of the apply would remove them.
 			c.markCreated(d.Object)
 		}
+		d.upgrade = hasCreateEntry(&existing)
 	}
 	return d, nil
 }
@@ -248,12 +300,71 @@ func (c *Client) markCreated(obj *unstructured.Unstructured) {
 	obj.SetAnnotations(a)
 }
 
-func (c *Client) apply(ctx context.Context, d *Desired, dryRun bool) error {
+// write creates a new collector or applies an existing one (dryRun: only checks). A new one is
+// created from createObject, so that a collector somebody else created meanwhile makes the
+// create fail instead of being taken over; its dry run returns the API server's defaults, which
+// the server's other fields must equal.
+func (c *Client) write(ctx context.Context, d *Desired, dryRun bool) error {
+	if d.create {
+		obj := d.createObject(c.opts.Writable)
+		c.markCreated(obj)
+		opts := []client.CreateOption{client.FieldOwner(FieldManager)}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
+		}
+		err := c.writer.Create(ctx, obj, opts...)
+		if apierrors.IsAlreadyExists(err) {
+			return errors.New("a collector of this name was created by someone else meanwhile; the bridge does not take it over")
+		}
+		if err != nil {
+			return err
+		}
+		if dryRun {
+			var defaulted v1beta1.OpenTelemetryCollector
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &defaulted); err != nil {
+				return err
+			}
+			return checkChanges(d, &defaulted, c.opts.Writable)
+		}
+		d.Object.SetUID(obj.GetUID())
+		return nil
+	}
+	if d.upgrade && !dryRun {
+		if err := c.upgradeCreateEntry(ctx, d.Key); err != nil {
+			return err
+		}
+	}
 	opts := []client.ApplyOption{client.FieldOwner(FieldManager), client.ForceOwnership}
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
 	return c.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(d.Object.DeepCopy()), opts...)
+}
+
+// hasCreateEntry reports whether the bridge's create left its Update entry in o's managedFields.
+func hasCreateEntry(o client.Object) bool {
+	for _, e := range o.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// upgradeCreateEntry turns the Update entry of the bridge's create into its Apply entry
+// (client-go's csaupgrade), so that the fields the create set are the bridge's applied fields:
+// a later configuration that drops one removes it.
+func (c *Client) upgradeCreateEntry(ctx context.Context, key Key) error {
+	full := &unstructured.Unstructured{}
+	full.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("OpenTelemetryCollector"))
+	if err := c.writer.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, full); err != nil {
+		return err
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(full, sets.New(FieldManager), FieldManager)
+	if err != nil || patch == nil {
+		return err
+	}
+	return c.writer.Patch(ctx, full, client.RawPatch(types.JSONPatchType, patch))
 }
 
 // staleCreations returns the recorded creations that are not wanted and still exist with the
@@ -269,7 +380,7 @@ func (c *Client) staleCreations(ctx context.Context, wanted map[Key]bool, record
 			gone = append(gone, ks)
 			continue
 		}
-		if wanted[key] || !c.inScope(key.Namespace) {
+		if wanted[key] || !c.mayChange(key.Namespace) {
 			continue
 		}
 		o := &v1beta1.OpenTelemetryCollector{}
@@ -286,7 +397,7 @@ func (c *Client) staleCreations(ctx context.Context, wanted map[Key]bool, record
 			gone = append(gone, ks) // replaced by another collector of the same name
 			continue
 		}
-		if CheckManaged(o.Labels, c.opts.BridgeName, "") != nil {
+		if CheckManaged(o.Labels, c.bridge(), o.Namespace, "") != nil {
 			continue // relabelled by hand: no longer the bridge's to delete
 		}
 		out = append(out, o)

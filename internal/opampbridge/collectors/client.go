@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,11 +33,19 @@ type Options struct {
 	// BridgeName is the bridge's name (opamp-managed=<name> selects its collectors).
 	BridgeName string
 	// BridgeNamespace is where the bridge runs; with BridgeName it identifies its creations.
+	// opamp-managed=true collectors of this namespace are the bridge's too.
 	BridgeNamespace string
 	// ComponentsAllowed restricts the components remote configuration may use.
 	ComponentsAllowed map[string][]string
-	// Namespaces limits discovery and changes to these namespaces; empty means all.
+	// Namespaces limits discovery and changes to these namespaces. Empty means: report on
+	// collectors of every namespace, change only those of BridgeNamespace.
 	Namespaces []string
+	// Writable lists the spec fields besides config a server may change (WritableFields); by
+	// default it may change spec.config only.
+	Writable []string
+	// MinRestartInterval is the least time between two restarts; 0 means
+	// DefaultMinRestartInterval.
+	MinRestartInterval time.Duration
 	// Record keeps the set of collectors the bridge created; only those are ever deleted. Nil
 	// means the bridge deletes nothing.
 	Record CreationRecord
@@ -59,6 +68,9 @@ type Client struct {
 	changes  chan struct{}
 	mu       sync.Mutex
 	rendered map[Key]renderedConfig
+
+	restartMu   sync.Mutex
+	lastRestart time.Time
 }
 
 type renderedConfig struct {
@@ -68,6 +80,9 @@ type renderedConfig struct {
 
 // New builds a Client; call Start before reading.
 func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (*Client, error) {
+	if err := CheckWritable(opts.Writable); err != nil {
+		return nil, err
+	}
 	w, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err

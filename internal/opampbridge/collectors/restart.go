@@ -32,10 +32,29 @@ func workloadFor(col *v1beta1.OpenTelemetryCollector) client.Object {
 	}
 }
 
-// Restart rolls the workloads of the collectors the bridge manages (never report-only ones) by
-// setting RestartedAtAnnotation on their pod templates. Sidecars and collectors whose workload
-// does not exist yet are skipped. It returns the keys restarted and every error.
+// DefaultMinRestartInterval is the least time between two restarts: a server sending restart
+// commands in a loop rolls the collectors once a minute at most.
+const DefaultMinRestartInterval = time.Minute
+
+// Restart rolls the workloads of the collectors the bridge may change (never report-only ones,
+// never outside its namespaces) by setting RestartedAtAnnotation on their pod templates.
+// Sidecars and collectors whose workload does not exist yet are skipped. A restart within
+// MinRestartInterval of the previous one is refused. It returns the keys restarted and every
+// error.
 func (c *Client) Restart(ctx context.Context, now time.Time) ([]Key, error) {
+	interval := c.opts.MinRestartInterval
+	if interval <= 0 {
+		interval = DefaultMinRestartInterval
+	}
+	c.restartMu.Lock()
+	last := c.lastRestart
+	if !last.IsZero() && now.Sub(last) < interval {
+		c.restartMu.Unlock()
+		return nil, fmt.Errorf("restart refused: the previous one was at %s, and the bridge restarts at most once every %s",
+			last.UTC().Format(time.RFC3339), interval)
+	}
+	c.lastRestart = now
+	c.restartMu.Unlock()
 	cols, err := c.List(ctx)
 	if err != nil {
 		return nil, err
@@ -44,7 +63,7 @@ func (c *Client) Restart(ctx context.Context, now time.Time) ([]Key, error) {
 	var done []Key
 	var errs []error
 	for _, col := range cols {
-		if CheckManaged(col.Labels, c.opts.BridgeName, "") != nil {
+		if !c.mayChange(col.Namespace) || CheckManaged(col.Labels, c.bridge(), col.Namespace, "") != nil {
 			continue
 		}
 		w := workloadFor(col)

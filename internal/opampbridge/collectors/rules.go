@@ -16,7 +16,8 @@ import (
 
 // Labels and annotations, as upstream's.
 const (
-	// ManagedLabel marks a collector the bridge may change: "true" or the bridge's name.
+	// ManagedLabel marks a collector the bridge may change: the bridge's name, or "true" for the
+	// bridges of the collector's own namespace.
 	ManagedLabel = "opentelemetry.io/opamp-managed"
 	// ReportingLabel ("true") marks a collector the bridge only reports on.
 	ReportingLabel = "opentelemetry.io/opamp-reporting"
@@ -55,17 +56,32 @@ func ParseKey(s string) (Key, error) {
 	return Key{Namespace: ns, Name: name}, nil
 }
 
-// CheckManaged returns an error unless labels allow the bridge called bridgeName to change the
-// collector: opamp-managed must be "true" or the bridge's name, and opamp-reporting must not be
-// "true". what says which object is meant ("the existing collector", "the new configuration").
-func CheckManaged(labels map[string]string, bridgeName, what string) error {
+// Bridge names a bridge: the namespace it runs in and its name.
+type Bridge struct {
+	Namespace string
+	Name      string
+}
+
+// CheckManaged returns an error unless labels allow bridge b to change a collector in namespace
+// ns: opamp-managed must name the bridge, or be "true" with the collector in the bridge's own
+// namespace ("true" does not give a collector to every bridge of the cluster), and
+// opamp-reporting must not be "true". what says which object is meant ("the existing
+// collector", "the new configuration").
+func CheckManaged(labels map[string]string, b Bridge, ns, what string) error {
 	if labels[ReportingLabel] == "true" {
 		return fmt.Errorf("%s is labelled %s=true (report only) and cannot be changed", what, ReportingLabel)
 	}
-	if v := labels[ManagedLabel]; v != "true" && v != bridgeName {
-		return fmt.Errorf("%s lacks the label %s=true or %s=%s", what, ManagedLabel, ManagedLabel, bridgeName)
+	switch v := labels[ManagedLabel]; {
+	case v == b.Name:
+		return nil
+	case v == "true" && ns == b.Namespace:
+		return nil
+	case v == "true":
+		return fmt.Errorf("%s is labelled %s=true, which gives it to the bridges of its own namespace only; label it %s=%s for the bridge %s/%s",
+			what, ManagedLabel, ManagedLabel, b.Name, b.Namespace, b.Name)
+	default:
+		return fmt.Errorf("%s lacks the label %s=%s (or %s=true in the bridge's namespace %s)", what, ManagedLabel, b.Name, ManagedLabel, b.Namespace)
 	}
-	return nil
 }
 
 // ComponentKinds are the sections of a collector configuration componentsAllowed restricts.

@@ -39,18 +39,20 @@ func TestCheckManaged(t *testing.T) {
 	tests := []struct {
 		name   string
 		labels map[string]string
+		ns     string
 		ok     bool
 	}{
-		{"managed true", map[string]string{ManagedLabel: "true"}, true},
-		{"managed by name", map[string]string{ManagedLabel: "b"}, true},
-		{"managed by another bridge", map[string]string{ManagedLabel: "other"}, false},
-		{"no labels", nil, false},
-		{"reporting wins", map[string]string{ManagedLabel: "true", ReportingLabel: "true"}, false},
+		{"managed true in the bridge's namespace", map[string]string{ManagedLabel: "true"}, "home", true},
+		{"managed true elsewhere is not every bridge's", map[string]string{ManagedLabel: "true"}, "apps", false},
+		{"managed by name", map[string]string{ManagedLabel: "b"}, "apps", true},
+		{"managed by another bridge", map[string]string{ManagedLabel: "other"}, "home", false},
+		{"no labels", nil, "home", false},
+		{"reporting wins", map[string]string{ManagedLabel: "b", ReportingLabel: "true"}, "home", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := CheckManaged(tt.labels, "b", "x")
+			err := CheckManaged(tt.labels, Bridge{Namespace: "home", Name: "b"}, tt.ns, "x")
 			g.Expect(err == nil).To(Equal(tt.ok), "%v", err)
 		})
 	}
@@ -110,7 +112,7 @@ spec: {config: {receivers: {otlp: {}}, exporters: {debug: {}}, service: {pipelin
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			d, err := ParseCollector(Key{"ns", "a"}, []byte(tt.body), "b", nil)
+			d, err := ParseCollector(Key{"ns", "a"}, []byte(tt.body), Rules{Bridge: Bridge{Namespace: "ns", Name: "b"}})
 			if tt.wantErr != "" {
 				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
 				return
@@ -131,11 +133,12 @@ func FuzzParseCollector(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d, err := ParseCollector(k, []byte(body), "b", map[string][]string{"receivers": {"otlp"}})
+		rules := Rules{Bridge: Bridge{Namespace: "ns", Name: "b"}, ComponentsAllowed: map[string][]string{"receivers": {"otlp"}}}
+		d, err := ParseCollector(k, []byte(body), rules)
 		if err == nil && (d.Object.GetName() != k.Name || d.Object.GetNamespace() != k.Namespace) {
 			t.Fatalf("applied object %s/%s does not match key %s", d.Object.GetNamespace(), d.Object.GetName(), k)
 		}
-		if err == nil && CheckManaged(d.Object.GetLabels(), "b", "") != nil {
+		if err == nil && CheckManaged(d.Object.GetLabels(), rules.Bridge, k.Namespace, "") != nil {
 			t.Fatal("accepted an object the bridge may not manage")
 		}
 	})

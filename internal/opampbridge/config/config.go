@@ -99,8 +99,13 @@ type Config struct {
 	Mode               Mode                `yaml:"mode,omitempty"`
 	ProxyServer        ProxyServer         `yaml:"proxyServer,omitempty"`
 	// Namespaces limits the collectors the bridge reports on and changes to these namespaces;
-	// empty means every namespace. Upstream has no such key.
+	// empty means: report on every namespace, change collectors of the bridge's own namespace
+	// only. Upstream has no such key.
 	Namespaces []string `yaml:"namespaces,omitempty"`
+	// FieldsAllowed lists the collector spec fields besides config (and upgradeStrategy) that a
+	// remote configuration may change: replicas, resources, env (plain values only). Empty means
+	// spec.config only. Upstream has no such key (its server may change everything).
+	FieldsAllowed []string `yaml:"fieldsAllowed,omitempty"`
 
 	// Namespace is where the bridge keeps its identity ConfigMap and its leader-election Lease
 	// (from OTELCOL_NAMESPACE or POD_NAMESPACE; not part of the file).
@@ -112,6 +117,9 @@ type Config struct {
 	// SyncTimeout bounds the wait for the collector informers' first sync (--informer-sync-timeout).
 	SyncTimeout time.Duration `yaml:"-"`
 }
+
+// fieldsAllowed are the values of FieldsAllowed (collectors.WritableFields).
+var fieldsAllowed = map[string]bool{"replicas": true, "resources": true, "env": true}
 
 // componentKinds are the sections of a collector config that componentsAllowed may restrict.
 var componentKinds = map[string]bool{"receivers": true, "processors": true, "exporters": true, "connectors": true, "extensions": true}
@@ -170,6 +178,11 @@ func (c *Config) Validate() error {
 	for i, ns := range c.Namespaces {
 		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("namespaces[%d] %q: %s", i, ns, strings.Join(msgs, "; ")))
+		}
+	}
+	for i, f := range c.FieldsAllowed {
+		if !fieldsAllowed[f] {
+			errs = append(errs, fmt.Errorf("fieldsAllowed[%d] %q: want replicas, resources or env", i, f))
 		}
 	}
 	if c.ProxyServer.MaxMessageBytes < 0 {

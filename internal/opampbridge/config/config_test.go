@@ -87,7 +87,8 @@ componentsAllowed: {pipelines: [x]}
 heartbeatInterval: -1s
 name: Not_A_Name
 mode: standalone
-`, []string{"endpoint", "mutually exclusive", "capabilities.Teleports", "componentsAllowed.pipelines", "negative", "name", "standalone"}},
+fieldsAllowed: [replicas, image]
+`, []string{"endpoint", "mutually exclusive", "capabilities.Teleports", "componentsAllowed.pipelines", "negative", "name", "standalone", `fieldsAllowed[1] "image"`}},
 		{"no endpoint no capabilities", "name: x\n", []string{"endpoint: the OpAMP server endpoint is not specified", "capabilities: none specified"}},
 	}
 	for _, tt := range tests {
