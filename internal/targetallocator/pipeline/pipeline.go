@@ -18,6 +18,7 @@ type Pipeline struct {
 	mu    sync.Mutex
 	set   *target.Set
 	alloc *allocation.Allocator
+	last  map[string][]*targetgroup.Group // the latest discovery update, for Reconfigure
 	// Observe, when set, is called after each update with its duration and the number of
 	// targets kept.
 	Observe func(d time.Duration, targets int)
@@ -34,6 +35,7 @@ func (p *Pipeline) Process(tsets map[string][]*targetgroup.Group) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	start := time.Now()
+	p.last = tsets
 	added, removed := p.set.Update(tsets)
 	p.alloc.Apply(added, removed)
 	if p.Observe != nil {
@@ -41,16 +43,22 @@ func (p *Pipeline) Process(tsets map[string][]*targetgroup.Group) {
 	}
 }
 
-// Reconfigure runs change (which updates the filter) while no update is processed, then
-// forgets the targets of jobs, taking them from the allocator until the next update brings
-// them back through the new filter.
+// Reconfigure runs change (which updates the filter) while no update is processed, forgets the
+// targets of jobs and brings them back at once through the new filter from the latest discovery
+// update, in one allocator change: readers never see the jobs without targets (they waited for
+// the next discovery update before, up to 5 s).
 func (p *Pipeline) Reconfigure(jobs map[string]bool, change func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if change != nil {
 		change()
 	}
-	if removed := p.set.Forget(jobs); len(removed) > 0 {
-		p.alloc.Apply(nil, removed)
+	removed := p.set.Forget(jobs)
+	var added []*target.Item
+	if p.last != nil && len(jobs) > 0 {
+		var gone []*target.Item
+		added, gone = p.set.Update(p.last)
+		removed = append(removed, gone...)
 	}
+	p.alloc.Apply(added, removed)
 }
