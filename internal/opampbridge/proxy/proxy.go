@@ -22,7 +22,6 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/otelop/otelop/internal/opampbridge/agent"
 	"github.com/otelop/otelop/internal/opampbridge/health"
@@ -55,6 +54,19 @@ type Options struct {
 	MessageBurst      int
 	// MaxAgents bounds the agents listed at once; 0 means DefaultMaxAgents.
 	MaxAgents int
+	// MaxAgentsPerAddress bounds the agents of one remote address; 0 means
+	// DefaultMaxAgentsPerAddress.
+	MaxAgentsPerAddress int
+	// NewAgentsPerSecond and NewAgentBurst bound the new instance UIDs one remote address may
+	// bring; the excess gets an Unavailable error and creates nothing. 0 means the defaults.
+	NewAgentsPerSecond float64
+	NewAgentBurst      int
+	// MaxAgentBytes bounds what the proxy keeps of one agent (its health and effective
+	// configuration): a configuration over it is dropped from the report. 0 means
+	// DefaultMaxAgentBytes.
+	MaxAgentBytes int64
+	// MaxStateBytes bounds what the proxy keeps of all agents; 0 means DefaultMaxStateBytes.
+	MaxStateBytes int64
 	// Serving, when set, is asked before each request: false answers 503 (a standby replica).
 	Serving func() bool
 	Logger  logr.Logger
@@ -66,7 +78,7 @@ const (
 	DefaultHTTPAgentTTL      = 3 * time.Minute
 	DefaultMessagesPerSecond = 20
 	DefaultMessageBurst      = 100
-	DefaultMaxAgents         = 10000
+	DefaultMaxAgents         = 2000
 )
 
 func (o *Options) setDefaults() {
@@ -85,6 +97,21 @@ func (o *Options) setDefaults() {
 	if o.MaxAgents <= 0 {
 		o.MaxAgents = DefaultMaxAgents
 	}
+	if o.MaxAgentsPerAddress <= 0 {
+		o.MaxAgentsPerAddress = DefaultMaxAgentsPerAddress
+	}
+	if o.NewAgentsPerSecond <= 0 {
+		o.NewAgentsPerSecond = DefaultNewAgentsPerSecond
+	}
+	if o.NewAgentBurst <= 0 {
+		o.NewAgentBurst = DefaultNewAgentBurst
+	}
+	if o.MaxAgentBytes <= 0 {
+		o.MaxAgentBytes = DefaultMaxAgentBytes
+	}
+	if o.MaxStateBytes <= 0 {
+		o.MaxStateBytes = DefaultMaxStateBytes
+	}
 }
 
 type agentState struct {
@@ -98,6 +125,8 @@ type agentState struct {
 	lastSeen    time.Time
 	http        bool
 	rate        bucket
+	netConn     net.Conn // the connection the agent speaks on
+	addr        string   // its remote address
 }
 
 // Server is a running proxy.
@@ -107,15 +136,20 @@ type Server struct {
 	ln      net.Listener
 	changes chan struct{}
 
-	mu     sync.Mutex
-	agents map[string]*agentState
-	done   chan struct{}
+	mu        sync.Mutex
+	agents    map[string]*agentState
+	bytes     int64               // what agents cost (agentState.size), at most MaxStateBytes
+	byConn    map[net.Conn]string // the instance UID each connection speaks for
+	perAddr   map[string]int      // agents per remote address
+	newAgents map[string]*bucket  // new-agent tokens per remote address
+	done      chan struct{}
 }
 
 // Start listens and serves until Stop.
 func Start(opts Options) (*Server, error) {
 	opts.setDefaults()
-	s := &Server{opts: opts, changes: make(chan struct{}, 1), agents: map[string]*agentState{}, done: make(chan struct{})}
+	s := &Server{opts: opts, changes: make(chan struct{}, 1), agents: map[string]*agentState{}, done: make(chan struct{}),
+		byConn: map[net.Conn]string{}, perAddr: map[string]int{}, newAgents: map[string]*bucket{}}
 	handler, connContext, err := server.New(nil).Attach(server.Settings{Callbacks: types.Callbacks{
 		OnConnecting: func(*http.Request) types.ConnectionResponse {
 			return types.ConnectionResponse{Accept: true, ConnectionCallbacks: types.ConnectionCallbacks{
@@ -134,7 +168,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("proxy: listening on %s: %w", opts.Addr, err)
 	}
 	s.ln = ln
-	s.httpSrv = &http.Server{Handler: mux, ConnContext: connContext, TLSConfig: opts.TLS, ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = &http.Server{Handler: mux, ConnContext: connContext, ConnState: s.connState, TLSConfig: opts.TLS, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		var err error
 		if opts.TLS != nil {
@@ -168,12 +202,13 @@ func (s *Server) expire(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := false
-	for uid, a := range s.agents {
+	for _, a := range s.agents {
 		if a.http && now.Sub(a.lastSeen) > s.opts.HTTPAgentTTL {
-			delete(s.agents, uid)
+			s.removeAgent(a)
 			changed = true
 		}
 	}
+	s.pruneBuckets(now)
 	if changed {
 		s.signal()
 	}
@@ -272,29 +307,34 @@ func hostName(d *protobufs.AgentDescription) string {
 func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	resp := &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid(), Capabilities: serverCapabilities}
 	if n := len(msg.GetInstanceUid()); n == 0 || n > MaxUIDBytes {
-		resp.ErrorResponse = &protobufs.ServerErrorResponse{Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
-			ErrorMessage: fmt.Sprintf("instance_uid must have 1 to %d bytes", MaxUIDBytes)}
+		resp.ErrorResponse = badRequest(fmt.Sprintf("instance_uid must have 1 to %d bytes", MaxUIDBytes))
 		return resp
 	}
 	uid := UIDString(msg.GetInstanceUid())
+	nc := conn.Connection()
+	ip := remoteIP(nc)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	a := s.agents[uid]
+	if why := s.refuseConn(a, uid, nc, ip); why != "" {
+		resp.ErrorResponse = badRequest(why)
+		return resp
+	}
 	if msg.GetAgentDisconnect() != nil {
-		if _, ok := s.agents[uid]; ok {
-			delete(s.agents, uid)
+		if a != nil {
+			s.removeAgent(a)
 			s.signal()
 		}
 		return resp
 	}
-	a := s.agents[uid]
 	if a == nil {
-		if len(s.agents) >= s.opts.MaxAgents {
-			resp.ErrorResponse = unavailable("the bridge's proxy serves its maximum number of agents")
+		// Admission comes before any state: a refused UID costs nothing but the bucket's token.
+		if why := s.admit(ip, now); why != "" {
+			resp.ErrorResponse = unavailable(why)
 			return resp
 		}
-		a = &agentState{uid: uid, connectedAt: now}
-		s.agents[uid] = a
+		a = s.addAgent(uid, nc, ip, now)
 		s.signal()
 		if msg.GetAgentDescription() == nil {
 			// We joined mid-stream (e.g. after a bridge restart): ask for everything.
@@ -308,28 +348,19 @@ func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protob
 	} else if msg.GetSequenceNum() != a.lastSeq+1 {
 		resp.Flags |= uint64(protobufs.ServerToAgentFlags_ServerToAgentFlags_ReportFullState)
 	}
+	s.bind(a, nc)
 	a.lastSeq = msg.GetSequenceNum()
 	a.lastSeen = now
 	a.conn = conn
 	a.http = isHTTP(conn)
-	changed := false
-	if d := msg.GetAgentDescription(); d != nil {
-		if h := hostName(d); h != a.hostName {
-			a.hostName, changed = h, true
-		}
-	}
-	if h := msg.GetHealth(); h != nil && !proto.Equal(h, a.health) {
-		a.health, changed = h, true
-	}
-	if ec := msg.GetEffectiveConfig(); ec != nil {
-		if f := ec.GetConfigMap().GetConfigMap()[""]; !proto.Equal(f, a.config) {
-			a.config, changed = f, true
-		}
-	}
-	if changed {
+	if s.update(a, msg) {
 		s.signal()
 	}
 	return resp
+}
+
+func badRequest(msg string) *protobufs.ServerErrorResponse {
+	return &protobufs.ServerErrorResponse{Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest, ErrorMessage: msg}
 }
 
 func unavailable(msg string) *protobufs.ServerErrorResponse {
@@ -352,10 +383,11 @@ func (s *Server) onClose(conn types.Connection) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for uid, a := range s.agents {
+	for _, a := range s.agents {
 		if a.conn == conn {
-			delete(s.agents, uid)
+			s.removeAgent(a)
 			s.signal()
 		}
 	}
+	delete(s.byConn, conn.Connection())
 }

@@ -89,8 +89,9 @@ func TestNonUUIDInstanceUIDIsNotAKey(t *testing.T) {
 	g := NewWithT(t)
 	s := start(t, Options{})
 	for _, uid := range []string{"apps/x", "01ARZ3NDEKTSV4RRFFQ69G5FAV"} {
-		code, _ := post(t, s, withConfig(&protobufs.AgentToServer{InstanceUid: []byte(uid), SequenceNum: 1, AgentDescription: description("h")}, []byte("x: 1")), false)
-		g.Expect(code).To(Equal(http.StatusOK))
+		// A connection each: one connection speaks for one instance UID.
+		resp := postFrom(t, s, "127.0.0.1", withConfig(&protobufs.AgentToServer{InstanceUid: []byte(uid), SequenceNum: 1, AgentDescription: description("h")}, []byte("x: 1")))
+		g.Expect(resp.GetErrorResponse()).To(BeNil())
 	}
 	code, resp := post(t, s, &protobufs.AgentToServer{InstanceUid: bytes.Repeat([]byte("a"), MaxUIDBytes+1)}, false)
 	g.Expect(code).To(Equal(http.StatusOK))
