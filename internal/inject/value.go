@@ -54,3 +54,21 @@ func Target(key, value, podNamespace string) (types.NamespacedName, error) {
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
+
+// AllowsNamespace reports whether an object of ownerNamespace whose allowed-namespaces annotation
+// is allowed (comma-separated namespaces, or "*" for every namespace; "" for none) may be used by
+// pods of podNamespace. An object always serves its own namespace; another namespace must consent
+// (the sidecar's sidecar.opentelemetry.io/allowed-namespaces, the Instrumentation's
+// instrumentation.opentelemetry.io/allowed-namespaces), because what is injected carries the
+// object's settings, credentials included, into the pod.
+func AllowsNamespace(ownerNamespace, allowed, podNamespace string) bool {
+	if ownerNamespace == podNamespace {
+		return true
+	}
+	for _, ns := range strings.Split(allowed, ",") {
+		if ns = strings.TrimSpace(ns); ns == "*" || (ns != "" && ns == podNamespace) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package instrumentation
 
 import (
+	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/inject"
 )
 
@@ -29,6 +30,19 @@ const AnnotationPrefix = "instrumentation.opentelemetry.io/"
 // Values: "true" (the one Instrumentation of the pod's namespace), "false", "<name>" and
 // "<namespace>/<name>".
 func InjectAnnotation(lang Language) string { return AnnotationPrefix + "inject-" + string(lang) }
+
+// AllowedNamespacesAnnotation is set on an Instrumentation: it lists the other namespaces whose
+// pods may name it as "<namespace>/<name>" (comma-separated, or "*" for every namespace), like the
+// sidecar's sidecar.opentelemetry.io/allowed-namespaces. Without it only pods of the
+// Instrumentation's own namespace get it: what it injects (its env, API-key headers included,
+// endpoint and images) runs in the pod, so a tenant must not be able to take another's, nor put
+// its code into another's pods, without that tenant's consent.
+const AllowedNamespacesAnnotation = AnnotationPrefix + "allowed-namespaces"
+
+// AllowsNamespace reports whether pods of namespace may use inst.
+func AllowsNamespace(inst *v1alpha1.Instrumentation, namespace string) bool {
+	return inject.AllowsNamespace(inst.Namespace, inst.Annotations[AllowedNamespacesAnnotation], namespace)
+}
 
 // Request is one language a pod asks for, with the value that decides which Instrumentation.
 type Request struct {

@@ -159,7 +159,7 @@ func (r *Reconciler) writeStatuses(ctx context.Context, items []v1alpha1.Instrum
 func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, byKey map[types.NamespacedName]*v1alpha1.Instrumentation, result *ctrl.Result) []error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
-	for _, w := range RestartCandidates(workloads, func(k types.NamespacedName) bool { return r.optIn(byKey[k]) }) {
+	for _, w := range RestartCandidates(workloads, func(w *Workload, k types.NamespacedName) bool { return r.optIn(w, byKey[k]) }) {
 		now := r.now()
 		if !r.Limiter.Allow(now) {
 			if wait := r.Limiter.Wait(now); wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
@@ -191,13 +191,18 @@ func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, 
 	return errs
 }
 
-// optIn reports whether the workloads pending for in may be restarted.
-func (r *Reconciler) optIn(in *v1alpha1.Instrumentation) bool {
+// optIn reports whether w, pending for in, may be restarted: in must opt in (or
+// --restart-pending-workloads), and a workload of another namespace must opt in itself, so that
+// one tenant's Instrumentation never restarts another tenant's workloads on its own say.
+func (r *Reconciler) optIn(w *Workload, in *v1alpha1.Instrumentation) bool {
 	if in == nil {
 		return false
 	}
 	v, set := in.Annotations[RestartOptInAnnotation]
 	if set && inject.IsFalse(v) {
+		return false
+	}
+	if w.Namespace != in.Namespace && !w.OptIn {
 		return false
 	}
 	return inject.IsTrue(v) || r.RestartAll

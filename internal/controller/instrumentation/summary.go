@@ -139,14 +139,14 @@ func pendingNote(st *v1alpha1.InstrumentationWorkloads) string {
 // RestartCandidates returns, in a stable order, the workloads a restart would instrument and that
 // may be restarted now: pending (not rolling out) for an Instrumentation for which optIn is true,
 // restartable by a template patch, and not restarted for their current record already.
-func RestartCandidates(workloads []*Workload, optIn func(types.NamespacedName) bool) []*Workload {
+func RestartCandidates(workloads []*Workload, optIn func(*Workload, types.NamespacedName) bool) []*Workload {
 	var out []*Workload
 	for _, w := range workloads {
 		if w.RollingOut || w.NoRestart != "" || w.RestartedFor == w.Record() {
 			continue
 		}
 		for key, reason := range w.Verdicts() {
-			if (reason == ReasonNotInjected || reason == ReasonOutdated) && optIn(key) {
+			if (reason == ReasonNotInjected || reason == ReasonOutdated) && optIn(w, key) {
 				out = append(out, w)
 				break
 			}

@@ -106,13 +106,13 @@ func TestRestartCandidates(t *testing.T) {
 	otherInstr.Observe(nil, "")
 	all := []*Workload{missing, outdated, fine, rolling, paused, done, otherInstr}
 
-	got := RestartCandidates(all, func(k types.NamespacedName) bool { return k == appsA })
+	got := RestartCandidates(all, func(_ *Workload, k types.NamespacedName) bool { return k == appsA })
 	names := []string{}
 	for _, w := range got {
 		names = append(names, w.Name)
 	}
 	g.Expect(names).To(Equal([]string{"api", "web"}))
-	g.Expect(RestartCandidates(all, func(types.NamespacedName) bool { return false })).To(BeEmpty(), "no opt-in, no restart")
+	g.Expect(RestartCandidates(all, func(*Workload, types.NamespacedName) bool { return false })).To(BeEmpty(), "no opt-in, no restart")
 
 	patch, err := RestartPatch(missing, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -25,6 +25,8 @@ const (
 const (
 	// RestartOptInAnnotation on an Instrumentation: "true" lets the controller restart the
 	// workloads pending for it, "false" forbids it even when --restart-pending-workloads is set.
+	// A workload of another namespace than the Instrumentation is restarted only when it also
+	// carries this annotation set to "true" itself (on the Deployment, StatefulSet or DaemonSet).
 	RestartOptInAnnotation = "otelop.io/restart-pending-workloads"
 	// RestartedAtAnnotation is the pod template annotation `kubectl rollout restart` sets.
 	RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
@@ -46,40 +48,53 @@ const (
 	ReasonRestartDidNotInject = "RestartDidNotInject"
 )
 
-// Index is what the controller needs of the Instrumentations: their generations by namespace and
-// name.
-type Index map[string]map[string]int64
+// Index is what the controller needs of the Instrumentations, by namespace and name: their
+// generations and the other namespaces they serve.
+type Index map[string]map[string]IndexEntry
+
+// IndexEntry is one Instrumentation in an Index.
+type IndexEntry struct {
+	Generation int64
+	// Allowed is its inst.AllowedNamespacesAnnotation: the other namespaces whose workloads may
+	// name it.
+	Allowed string
+}
 
 // NewIndex indexes list.
 func NewIndex(list []v1alpha1.Instrumentation) Index {
 	ix := Index{}
 	for _, in := range list {
 		if ix[in.Namespace] == nil {
-			ix[in.Namespace] = map[string]int64{}
+			ix[in.Namespace] = map[string]IndexEntry{}
 		}
-		ix[in.Namespace][in.Name] = in.Generation
+		ix[in.Namespace][in.Name] = IndexEntry{Generation: in.Generation, Allowed: in.Annotations[inst.AllowedNamespacesAnnotation]}
 	}
 	return ix
 }
 
 // Resolve returns the Instrumentation that serves req for a pod in namespace ns and its
-// generation: "true" means the only Instrumentation of ns; a name or namespace/name must exist.
-// ok is false when nothing serves it (the webhook injects nothing either).
+// generation: "true" means the only Instrumentation of ns; a name or namespace/name must exist,
+// and one of another namespace must list ns in its inst.AllowedNamespacesAnnotation. ok is false
+// when nothing serves it (the webhook injects nothing either): such a workload is not followed,
+// not counted in the Instrumentation's status and never restarted for it.
 func (ix Index) Resolve(req inst.Request, ns string) (key types.NamespacedName, generation int64, ok bool) {
 	if inject.IsTrue(req.Value) {
 		if len(ix[ns]) != 1 {
 			return key, 0, false
 		}
-		for name, gen := range ix[ns] {
-			return types.NamespacedName{Namespace: ns, Name: name}, gen, true
+		for name, e := range ix[ns] {
+			return types.NamespacedName{Namespace: ns, Name: name}, e.Generation, true
 		}
 	}
 	key, err := inject.Target(inst.InjectAnnotation(req.Language), req.Value, ns)
 	if err != nil {
 		return key, 0, false
 	}
-	generation, ok = ix[key.Namespace][key.Name]
-	return key, generation, ok
+	e, ok := ix[key.Namespace][key.Name]
+	if !ok || !inject.AllowsNamespace(key.Namespace, e.Allowed, ns) {
+		return key, 0, false
+	}
+	return key, e.Generation, true
 }
 
 // Workload is the compact view of a Deployment, StatefulSet or DaemonSet that asks for
@@ -102,6 +117,9 @@ type Workload struct {
 	RollingOut bool
 	// NoRestart says why a template patch would not restart the pods ("" when it would).
 	NoRestart string
+	// OptIn is the workload's own RestartOptInAnnotation ("true": it may be restarted for an
+	// Instrumentation of another namespace, which that Instrumentation's opt-in alone never allows).
+	OptIn bool
 
 	tallies map[types.NamespacedName]*tally
 }
@@ -180,7 +198,8 @@ func newWorkload(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateS
 	}
 	slices.SortFunc(want, func(a, b inst.Injected) int { return strings.Compare(string(a.Language), string(b.Language)) })
 	return &Workload{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, UID: meta.UID, Want: want,
-		RestartedFor: tmpl.Annotations[RestartedForAnnotation], tallies: map[types.NamespacedName]*tally{}}
+		RestartedFor: tmpl.Annotations[RestartedForAnnotation], OptIn: inject.IsTrue(meta.Annotations[RestartOptInAnnotation]),
+		tallies: map[types.NamespacedName]*tally{}}
 }
 
 // Observe counts one of the workload's live pods from its annotations; revision is the pod's

@@ -31,6 +31,10 @@ func index(gens map[types.NamespacedName]int64) Index {
 func TestResolve(t *testing.T) {
 	one := index(map[types.NamespacedName]int64{appsA: 3, obsX: 1})
 	two := index(map[types.NamespacedName]int64{appsA: 3, appsB: 5})
+	consenting := func(allowed string) Index {
+		return NewIndex([]v1alpha1.Instrumentation{{ObjectMeta: metav1.ObjectMeta{Namespace: obsX.Namespace, Name: obsX.Name, Generation: 1,
+			Annotations: map[string]string{inst.AllowedNamespacesAnnotation: allowed}}}})
+	}
 	cases := []struct {
 		name  string
 		ix    Index
@@ -45,7 +49,11 @@ func TestResolve(t *testing.T) {
 		{"true with none in the namespace", one, "true", "web", types.NamespacedName{}, 0, false},
 		{"true with two is ambiguous", two, "true", "apps", types.NamespacedName{}, 0, false},
 		{"a name in the pod's namespace", two, "b", "apps", appsB, 5, true},
-		{"namespace/name elsewhere", one, "obs/x", "apps", obsX, 1, true},
+		{"namespace/name elsewhere without its consent", one, "obs/x", "apps", types.NamespacedName{}, 0, false},
+		{"namespace/name elsewhere, consented", consenting("web, apps"), "obs/x", "apps", obsX, 1, true},
+		{"namespace/name elsewhere, consented to all", consenting("*"), "obs/x", "apps", obsX, 1, true},
+		{"namespace/name elsewhere, consented to others", consenting("web,apps2"), "obs/x", "apps", types.NamespacedName{}, 0, false},
+		{"namespace/name of its own namespace", one, "obs/x", "obs", obsX, 1, true},
 		{"a missing name", one, "nope", "apps", types.NamespacedName{}, 0, false},
 		{"a malformed value", one, "a/b/c", "apps", types.NamespacedName{}, 0, false},
 	}
@@ -79,7 +87,11 @@ func record(list ...inst.Injected) map[string]string {
 
 func TestFromDeploymentResolvesTemplateAndNamespace(t *testing.T) {
 	g := NewWithT(t)
-	ix := index(map[types.NamespacedName]int64{appsA: 3, obsX: 7})
+	ix := NewIndex([]v1alpha1.Instrumentation{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: appsA.Namespace, Name: appsA.Name, Generation: 3}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: obsX.Namespace, Name: obsX.Name, Generation: 7,
+			Annotations: map[string]string{inst.AllowedNamespacesAnnotation: "apps"}}},
+	})
 	d := deployment("web", map[string]string{inst.InjectAnnotation(inst.Python): "obs/x"})
 	w := FromDeployment(d, map[string]string{inst.InjectAnnotation(inst.Java): "true"}, ix, nil)
 	g.Expect(w).NotTo(BeNil())

@@ -29,15 +29,7 @@ const AllowedNamespacesAnnotation = "sidecar.opentelemetry.io/allowed-namespaces
 
 // allowsNamespace reports whether pods of namespace may use otelcol as their sidecar.
 func allowsNamespace(otelcol *v1beta1.OpenTelemetryCollector, namespace string) bool {
-	if otelcol.Namespace == namespace {
-		return true
-	}
-	for _, ns := range strings.Split(otelcol.Annotations[AllowedNamespacesAnnotation], ",") {
-		if ns = strings.TrimSpace(ns); ns == "*" || ns == namespace {
-			return true
-		}
-	}
-	return false
+	return inject.AllowsNamespace(otelcol.Namespace, otelcol.Annotations[AllowedNamespacesAnnotation], namespace)
 }
 
 // Target parses a value that names a collector ("<name>" or "<ns>/<name>"); a bare name is

@@ -79,7 +79,8 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 }
 
 // resolve returns the Instrumentation req names: for "true" the one Instrumentation of the pod's
-// namespace, else "<name>" in the pod's namespace or "<namespace>/<name>". They come from the
+// namespace, else "<name>" in the pod's namespace or "<namespace>/<name>", the latter only when
+// that Instrumentation lists the pod's namespace in instrumentation.AllowedNamespacesAnnotation. They come from the
 // manager's cache; a named one the cache does not have yet is read once from the API server.
 func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1.Instrumentation, error) {
 	key := instrumentation.InjectAnnotation(req.Language)
@@ -118,6 +119,10 @@ func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1
 		return nil, fmt.Errorf("%s=%q: Instrumentation %s not found", key, req.Value, target)
 	case err != nil:
 		return nil, fmt.Errorf("reading Instrumentation %s: %w", target, err)
+	}
+	if !instrumentation.AllowsNamespace(inst, namespace) {
+		return nil, fmt.Errorf("%s=%q: Instrumentation %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
+			key, req.Value, target, namespace, instrumentation.AllowedNamespacesAnnotation)
 	}
 	return inst, nil
 }
