@@ -1,7 +1,8 @@
 // Package collectors is the bridge's view of OpenTelemetryCollector resources: it discovers the
 // collectors labelled for the bridge through filtered informers, renders their effective
-// configuration, applies remote configuration to them with server-side apply under the bridge's own
-// field manager, deletes only collectors this bridge created, and restarts managed workloads.
+// configuration, applies remote configuration to them (creating new ones, applying existing ones
+// server-side under the bridge's own field manager) within what a server may change (allow.go),
+// deletes only collectors this bridge created, and restarts managed workloads at a bounded rate.
 // The rules (keys, label gating, allowed components) are pure functions in this file.
 package collectors
 
