@@ -1,29 +1,8 @@
 package injectdiff
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 )
-
-// expectedDiff is a difference the comparison is known to find: in each of Cases, the field at
-// Path has the value Upstream on upstream's side and Ours on ours ("*" matches any value), or,
-// when Equivalent is set, values it accepts.
-type expectedDiff struct {
-	Cases          []string
-	Path           string
-	Upstream, Ours string
-	// Equivalent, when set, replaces the value match: the two values (JSON) differ only in ways
-	// it ignores.
-	Equivalent func(up, ours string) bool
-	// Why the difference is there; docs/differences.md says the same.
-	Why string
-}
-
-// without returns names minus drop.
-func without(names []string, drop ...string) []string {
-	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(drop, n) })
-}
 
 // casesWith returns the names of the cases whose name starts with one of prefixes.
 func casesWith(prefixes ...string) []string {
@@ -105,33 +84,4 @@ var expected = []expectedDiff{
 		Why: "own shell script run directly instead of upstream's script written from OTEL_NGINX_I13N_SCRIPT and then run; the same steps, plus mkdir -p of conf.d (upstream's mv renames the agent configuration to conf.d when the folder is missing)"},
 	{Cases: nginxCases, Path: "spec.initContainers[otel-agent-attach-nginx].env[OTEL_NGINX_I13N_SCRIPT]", Upstream: "*", Ours: absent,
 		Why: "no script variable: the init container runs its commands directly"},
-}
-
-// check returns a message for every difference found that expected does not list, and for every
-// listed difference that was not found in one of its cases.
-func check(found []observed, expected []expectedDiff) []string {
-	var msgs []string
-	matches := func(e expectedDiff, f observed) bool {
-		if !slices.Contains(e.Cases, f.Case) || e.Path != f.Path {
-			return false
-		}
-		if e.Equivalent != nil {
-			return e.Equivalent(f.Upstream, f.Ours)
-		}
-		return (e.Upstream == "*" || e.Upstream == f.Upstream) && (e.Ours == "*" || e.Ours == f.Ours)
-	}
-	for _, f := range found {
-		if !slices.ContainsFunc(expected, func(e expectedDiff) bool { return matches(e, f) }) {
-			msgs = append(msgs, fmt.Sprintf("new difference in %s: %s", f.Case, f.difference))
-		}
-	}
-	for _, e := range expected {
-		for _, c := range e.Cases {
-			if !slices.ContainsFunc(found, func(f observed) bool { return f.Case == c && matches(e, f) }) {
-				msgs = append(msgs, fmt.Sprintf("listed difference no longer found in %s: %s (upstream %s, ours %s): remove it from the table and from docs/differences.md",
-					c, e.Path, e.Upstream, e.Ours))
-			}
-		}
-	}
-	return msgs
 }

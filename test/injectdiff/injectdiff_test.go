@@ -3,10 +3,8 @@ package injectdiff
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/test/sidebyside"
 	"github.com/otelop/otelop/test/simcluster"
-
 	"github.com/otelop/otelop/test/upstreamop"
 )
 
@@ -33,12 +31,6 @@ func TestMain(m *testing.M) {
 
 // caseLabel names the case on every pod (the same on both sides).
 const caseLabel = "injectdiff.otelop.io/case"
-
-// observed is a difference found in one case.
-type observed struct {
-	Case string
-	difference
-}
 
 // TestInjectionMatchesUpstream sends every case of cases through upstream's pod webhook and
 // ours, with the same Instrumentations, and compares the admitted pods (and the defaulted
@@ -63,7 +55,7 @@ func TestInjectionMatchesUpstream(t *testing.T) {
 			// A pod the API server refused (the webhook made it invalid) is compared by that alone.
 			d := difference{Path: "admission", Upstream: admission(upErr), Ours: admission(ourErr)}
 			if d.Upstream != d.Ours {
-				found = append(found, observed{Case: c.name, difference: d})
+				found = append(found, observed{Case: c.name, Difference: d})
 			}
 			continue
 		}
@@ -81,12 +73,12 @@ func TestInjectionMatchesUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range diff("", u, o) {
-			found = append(found, observed{Case: c.name, difference: d})
+			found = append(found, observed{Case: c.name, Difference: d})
 		}
 		dump(t, c.name, u, o)
 	}
 	t.Logf("%d cases compared in %s; %d differences:\n%s", len(cases)+len(insts), time.Since(started).Round(100*time.Millisecond),
-		len(found), table(found))
+		len(found), sidebyside.Table(found))
 	for _, msg := range check(found, expected) {
 		t.Error(msg)
 	}
@@ -168,7 +160,7 @@ func (e *env) compareInstrumentation(in *unstructured.Unstructured) []observed {
 	}
 	var out []observed
 	for _, d := range diff("", got[0], got[1]) {
-		out = append(out, observed{Case: "Instrumentation " + in.GetNamespace() + "/" + in.GetName(), difference: d})
+		out = append(out, observed{Case: "Instrumentation " + in.GetNamespace() + "/" + in.GetName(), Difference: d})
 	}
 	return out
 }
@@ -275,35 +267,12 @@ func otelVars(p *corev1.Pod) int {
 	return n
 }
 
-// table renders the differences, one per line, sorted by case and path.
-func table(found []observed) string {
-	sorted := append([]observed(nil), found...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Case != sorted[j].Case {
-			return sorted[i].Case < sorted[j].Case
-		}
-		return sorted[i].Path < sorted[j].Path
-	})
-	var b strings.Builder
-	for _, f := range sorted {
-		fmt.Fprintf(&b, "  %-32s %s\n      upstream: %s\n      ours:     %s\n", f.Case, f.Path, f.Upstream, f.Ours)
-	}
-	return b.String()
-}
-
 // dumpEnv names a folder that receives both admitted pods of every case (<case>.<side>.json,
 // normalized), to read a difference whole.
 const dumpEnv = "INJECTDIFF_DUMP"
 
 func dump(t *testing.T, name string, up, ours map[string]any) {
-	dir := os.Getenv(dumpEnv)
-	if dir == "" {
-		return
-	}
-	for side, m := range map[string]map[string]any{sideUpstream: up, sideOtelop: ours} {
-		b, _ := json.MarshalIndent(m, "", "  ")
-		if err := os.WriteFile(filepath.Join(dir, name+"."+side+".json"), b, 0o644); err != nil {
-			t.Error(err)
-		}
+	if err := sidebyside.Dump(os.Getenv(dumpEnv), name, up, ours); err != nil {
+		t.Error(err)
 	}
 }
