@@ -53,6 +53,10 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		m.remaining.Set(float64(kept))
 	}
 	srv := server.New(alloc, reg)
+	if cfg.AllowInsecureAuthSecrets {
+		srv.InsecureSecrets = true
+		log.Warn("allow_insecure_auth_secrets is set: /scrape_configs serves scrape secrets in clear over plain HTTP")
+	}
 
 	ln, tlsLn, err := listen(cfg)
 	if err != nil {

@@ -56,6 +56,27 @@ func TestPrometheusCR(t *testing.T) {
 		StringData: map[string]string{"user": "scraper", "pass": "hunter2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Another tenant's namespace: its ScrapeConfig names a Secret of its own namespace, which is not
+	// the collectors' and not in secret_namespaces, so the allocator reads no secret there and leaves
+	// the job out (upstream reads secrets in the collectors' namespace only).
+	other := "promcr-other"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets(other).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: other},
+		StringData: map[string]string{"user": "scraper", "pass": "other-tenant-pass"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, dyn, promcr.ScrapeConfigs, other, `
+apiVersion: monitoring.coreos.com/v1alpha1
+kind: ScrapeConfig
+metadata: {name: foreign}
+spec:
+  staticConfigs: [{targets: ["127.0.0.4:1"]}]
+  basicAuth:
+    username: {name: creds, key: user}
+    password: {name: creds, key: pass}
+`)
 	var targets []string
 	for n := 0; n < 20; n++ {
 		targets = append(targets, fmt.Sprintf("127.0.0.2:%d", 9000+n))
@@ -189,6 +210,9 @@ config:
 	}
 	if strings.Contains(body, "hunter2") {
 		t.Errorf("/scrape_configs shows the secret over plain HTTP:\n%s", body)
+	}
+	if strings.Contains(body, "scrapeConfig/promcr-other/foreign") {
+		t.Errorf("a job whose Secret is outside secret_namespaces was served:\n%s", body)
 	}
 	// Over mutual TLS the collector gets the Secret's value, as upstream serves it.
 	pool := x509.NewCertPool()

@@ -18,6 +18,7 @@ type Flags struct {
 	HTTPSCertFile   string
 	HTTPSKeyFile    string
 	LogLevel        string
+	InsecureSecrets bool
 
 	fs *pflag.FlagSet
 }
@@ -34,6 +35,7 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVar(&f.HTTPSCAFile, "https-ca-file", "", "CA file for client certificates of the HTTPS server (mutual TLS; required with --enable-https-server: scrape secrets are served only to clients with a certificate it signed).")
 	fs.StringVar(&f.HTTPSCertFile, "https-tls-cert-file", "", "Certificate file of the HTTPS server.")
 	fs.StringVar(&f.HTTPSKeyFile, "https-tls-key-file", "", "Key file of the HTTPS server.")
+	fs.BoolVar(&f.InsecureSecrets, "allow-insecure-auth-secrets", false, "Serve scrape secrets in /scrape_configs over plain HTTP too (only where the connection is secured otherwise, e.g. a service mesh).")
 	fs.StringVar(&f.LogLevel, "zap-log-level", "info", "Log level: debug, info, warn or error.")
 	// Upstream's other zap flags are accepted so that spec.args written for upstream's image
 	// still start ours; logs are always JSON.
@@ -69,6 +71,9 @@ func (f *Flags) Apply(cfg *Config) {
 	}
 	if f.fs.Changed("https-tls-key-file") {
 		cfg.HTTPS.TLSKeyFilePath = f.HTTPSKeyFile
+	}
+	if f.fs.Changed("allow-insecure-auth-secrets") {
+		cfg.AllowInsecureAuthSecrets = f.InsecureSecrets
 	}
 }
 

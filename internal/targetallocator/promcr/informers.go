@@ -3,6 +3,7 @@ package promcr
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -88,20 +89,25 @@ func sortResources(r *Resources) {
 // apiStore reads secrets and config maps from the API server, each once per translation.
 // Secrets are read one by one (never listed or watched), so the allocator holds only those a
 // selected resource names, in that resource's namespace.
+// Secrets are read only in secretNS (nil: any namespace).
 type apiStore struct {
-	ctx     context.Context
-	client  kubernetes.Interface
-	secrets map[string]map[string][]byte
-	cms     map[string]map[string]string
+	ctx      context.Context
+	client   kubernetes.Interface
+	secretNS []string
+	secrets  map[string]map[string][]byte
+	cms      map[string]map[string]string
 }
 
-func newAPIStore(ctx context.Context, client kubernetes.Interface) *apiStore {
-	return &apiStore{ctx: ctx, client: client, secrets: map[string]map[string][]byte{}, cms: map[string]map[string]string{}}
+func newAPIStore(ctx context.Context, client kubernetes.Interface, secretNS []string) *apiStore {
+	return &apiStore{ctx: ctx, client: client, secretNS: secretNS, secrets: map[string]map[string][]byte{}, cms: map[string]map[string]string{}}
 }
 
 // SecretKey implements Store.
 func (s *apiStore) SecretKey(ns string, sel corev1.SecretKeySelector) (string, error) {
 	id := ns + "/" + sel.Name
+	if s.secretNS != nil && !slices.Contains(s.secretNS, ns) {
+		return "", fmt.Errorf("secret %s: namespace %s is not in prometheus_cr.secret_namespaces %v (default: the collectors' namespace)", id, ns, s.secretNS)
+	}
 	data, ok := s.secrets[id]
 	if !ok {
 		sec, err := s.client.CoreV1().Secrets(ns).Get(s.ctx, sel.Name, metav1.GetOptions{})

@@ -195,7 +195,7 @@ func TestCredentialsAreNeverDropped(t *testing.T) {
 			Spec: monv1.ServiceMonitorSpec{BodySizeLimit: ptr.To(monv1.ByteSize("10MB")),
 				NativeHistogramConfig: monv1.NativeHistogramConfig{ScrapeClassicHistograms: ptr.To(true), NativeHistogramBucketLimit: ptr.To[int64](50)},
 				Endpoints: []monv1.Endpoint{{Port: "metrics",
-				HTTPConfigWithProxyAndTLSFiles: monv1.HTTPConfigWithProxyAndTLSFiles{HTTPConfigWithTLSFiles: monv1.HTTPConfigWithTLSFiles{HTTPConfigWithoutTLS: withOAuth}}}}},
+					HTTPConfigWithProxyAndTLSFiles: monv1.HTTPConfigWithProxyAndTLSFiles{HTTPConfigWithTLSFiles: monv1.HTTPConfigWithTLSFiles{HTTPConfigWithoutTLS: withOAuth}}}}},
 		}},
 		PodMonitors: []*monv1.PodMonitor{{
 			ObjectMeta: metav1.ObjectMeta{Name: "pm", Namespace: "team-b"},

@@ -223,7 +223,7 @@ func (w *Watcher) build(ctx context.Context, active []*kind, nsInf cache.SharedI
 		}
 	}
 	sortResources(&res)
-	store := newAPIStore(ctx, w.Client)
+	store := newAPIStore(ctx, w.Client, w.secretNamespaces())
 	translated, errs := Translate(res, store, Options{DenyFSAccess: w.CR.DenyFSAccessThroughSMs})
 	scs, changed, loadErrs := loader.Load(translated, Global{ScrapeInterval: w.CR.ScrapeInterval, ScrapeProtocols: w.CR.ScrapeProtocols}, log)
 	if changed {
@@ -255,4 +255,17 @@ func (w *Watcher) namespaceSelected(k *kind, ns string, nsInf cache.SharedIndexI
 	}
 	m, ok := obj.(metav1.Object)
 	return ok && k.nsSelector.Matches(labels.Set(m.GetLabels()))
+}
+
+// secretNamespaces are the namespaces whose secrets resources may reference: prometheus_cr's
+// secret_namespaces, else the collectors' namespace only, as upstream's allocator reads secrets
+// (nil, any namespace, only when neither is known).
+func (w *Watcher) secretNamespaces() []string {
+	if len(w.CR.SecretNamespaces) > 0 {
+		return w.CR.SecretNamespaces
+	}
+	if w.OwnNamespace != "" {
+		return []string{w.OwnNamespace}
+	}
+	return nil
 }

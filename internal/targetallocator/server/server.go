@@ -28,12 +28,16 @@ import (
 
 // Server serves the API from an allocator and the current scrape configurations.
 type Server struct {
+	// InsecureSecrets, set before serving, makes /scrape_configs show secrets over plain HTTP
+	// too (allow_insecure_auth_secrets: for clusters where a service mesh secures connections).
+	InsecureSecrets bool
+
 	alloc    *allocation.Allocator
 	gatherer prometheus.Gatherer
 
 	mu            sync.RWMutex
 	scrapeConfigs []byte // secrets redacted
-	withSecrets   []byte // secrets in clear, served over TLS only
+	withSecrets   []byte // secrets in clear, served over verified mutual TLS only (or InsecureSecrets)
 }
 
 // New returns a server for alloc; gatherer backs /metrics (nil: the default registry).
@@ -127,8 +131,8 @@ func dropEqualRegex(js []byte) ([]byte, error) {
 func (s *Server) scrapeConfigsHandler(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
 	body := s.scrapeConfigs
-	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		body = s.withSecrets // only to a client whose certificate was verified
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 || s.InsecureSecrets {
+		body = s.withSecrets // only to a client whose certificate was verified, unless allowed
 	}
 	s.mu.RUnlock()
 	if body == nil {

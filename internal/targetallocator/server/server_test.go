@@ -238,3 +238,14 @@ func TestJobLinksServeTheirOwnJob(t *testing.T) {
 		}
 	}
 }
+
+// TestInsecureSecretsServeOverPlainHTTP: allow_insecure_auth_secrets (upstream's option for clusters
+// whose service mesh secures connections) serves the secrets over plain HTTP; without it plain
+// HTTP gets them redacted (TestScrapeConfigsRoundTripAndSecrets).
+func TestInsecureSecretsServeOverPlainHTTP(t *testing.T) {
+	s, _ := newServer(t)
+	s.InsecureSecrets = true
+	if code, body := get(t, s.Handler(), "/scrape_configs", false); code != 200 || !strings.Contains(body, "hunter2") {
+		t.Fatalf("allow_insecure_auth_secrets over plain HTTP: %d %s", code, body)
+	}
+}
