@@ -45,6 +45,10 @@ const (
 	// ReasonResourceNotOwned: an object with a name the provider uses exists and was not created by
 	// it; the provider neither adopts nor deletes it.
 	ReasonResourceNotOwned = "ResourceNotOwned"
+	// ReasonReleaseFailed: Flux stopped retrying a HelmRelease (Stalled); the message is Flux's.
+	// The operation annotation openmcp.cloud/operation=reconcile on the OtelOperator asks Flux to
+	// reset its retries.
+	ReasonReleaseFailed = "ReleaseFailed"
 	// ReasonReconcileError: applying a managed resource failed; it is retried with backoff.
 	ReasonReconcileError = "ReconcileError"
 	// ReasonUserResourcesExist: deletion waits for opentelemetry.io resources in the control plane.

@@ -76,3 +76,29 @@ type Reconciler[T API, C Config] interface {
 	// access requests are gone.
 	Delete(ctx context.Context, obj T, cfg C, cc *ClusterContext) (ctrl.Result, error)
 }
+
+// Maintainer is implemented by a Reconciler with upkeep that must go on while the configuration
+// is missing, such as renewing credentials a running service depends on. The framework calls
+// Maintain instead of CreateOrUpdate when the configuration does not exist and the object's
+// cluster access was granted before; it creates no access of its own for it.
+type Maintainer[T API] interface {
+	// Maintain keeps what already runs working; it must not create the service.
+	Maintain(ctx context.Context, obj T, cc ClusterContext) error
+}
+
+// operationKey is the context key of OperationRequested.
+type operationKey struct{}
+
+// OperationRequested says whether this reconcile was asked for with the operation annotation
+// OperationReconcile on the API object: the Reconciler may then also ask the systems it drives to
+// retry what they gave up on.
+func OperationRequested(ctx context.Context) bool {
+	v, _ := ctx.Value(operationKey{}).(bool)
+	return v
+}
+
+// WithOperationRequested returns ctx marked as OperationRequested (the framework does this; tests
+// of a Reconciler may too).
+func WithOperationRequested(ctx context.Context) context.Context {
+	return context.WithValue(ctx, operationKey{}, true)
+}

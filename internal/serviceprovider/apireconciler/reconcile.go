@@ -48,12 +48,18 @@ type Options[T API, C Config] struct {
 	WarningReasons []string
 	// DeletionRequeue is how soon a blocked or unfinished deletion is retried; default 5s.
 	DeletionRequeue time.Duration
+	// MaintenanceInterval is how often a Reconciler that is a Maintainer is called while the
+	// configuration is missing; default 1m.
+	MaintenanceInterval time.Duration
 }
 
 // New returns a Controller.
 func New[T API, C Config](opts Options[T, C]) *Controller[T, C] {
 	if opts.DeletionRequeue <= 0 {
 		opts.DeletionRequeue = 5 * time.Second
+	}
+	if opts.MaintenanceInterval <= 0 {
+		opts.MaintenanceInterval = time.Minute
 	}
 	return &Controller[T, C]{opts: opts}
 }
@@ -74,6 +80,7 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if err := c.dropOperation(ctx, c.opts.Onboarding, obj); err != nil {
 			return ctrl.Result{}, err
 		}
+		ctx = WithOperationRequested(ctx)
 	}
 
 	before := obj.DeepCopyObject().(T)
@@ -99,7 +106,7 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 			return c.reconcileDelete(ctx, req, obj, none)
 		}
 		Progressing(obj, ReasonProviderConfigMissing, fmt.Sprintf("no provider configuration named %q found in the platform cluster", c.opts.ProviderName))
-		return ctrl.Result{}, nil // the configuration watch brings the object back
+		return c.maintain(ctx, req, obj) // the configuration watch brings the object back
 	}
 	switch cfg.GetAnnotations()[OperationAnnotation] {
 	case OperationIgnore:
@@ -149,6 +156,28 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		r.RequeueAfter = cfg.PollInterval()
 	}
 	return r, nil
+}
+
+// maintain runs the Reconciler's upkeep while the configuration is missing, with the access the
+// object was granted before (none is requested here), and comes back at MaintenanceInterval. An
+// object that never got access, or a Reconciler that is no Maintainer, waits for the configuration.
+func (c *Controller[T, C]) maintain(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
+	m, ok := c.opts.Reconciler.(Maintainer[T])
+	if !ok || !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) {
+		return ctrl.Result{}, nil
+	}
+	cc, err := c.clusterContext(ctx, req)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("cluster access for upkeep without a provider configuration: %w", err)
+	}
+	if err := m.Maintain(ctx, obj, *cc); err != nil {
+		Progressing(obj, ReasonProviderConfigMissing, readyOf(obj).Message+"; upkeep failed: "+err.Error())
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: c.opts.MaintenanceInterval}, nil
 }
 
 func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request, obj T, cfg C) (ctrl.Result, error) {

@@ -35,6 +35,7 @@ import (
 	"github.com/otelop/otelop/internal/serviceprovider/controller"
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
 	"github.com/otelop/otelop/internal/serviceprovider/crdinstall"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
 // Options configure init and run.
@@ -68,6 +69,8 @@ type Options struct {
 	ClusterAccessRetry time.Duration
 	// AccessTimeout bounds waiting for the onboarding cluster access; default 5m.
 	AccessTimeout time.Duration
+	// Now is the clock of token renewal; nil means time.Now (tests move it).
+	Now func() time.Time
 }
 
 // ControllerName names the provider's ClusterRequests and AccessRequests.
@@ -102,41 +105,69 @@ func Scheme() *runtime.Scheme {
 }
 
 // onboardingRules are what the provider needs on the onboarding cluster: its CRD (init), its
-// kind, and events.
+// kind, and events (in the namespaces of its objects).
 var onboardingRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
 	{APIGroups: []string{spv1alpha1.GroupVersion.Group}, Resources: []string{"oteloperators", "oteloperators/status"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 }
 
-// mcpOwnRules are what the provider, and Flux with the same kubeconfig for the CRDs release, need
-// in a control plane for themselves: the CRDs, the operator's namespace, ServiceAccount, token and
-// RBAC objects, Helm's release Secrets, and reading the users' opentelemetry.io objects for the
-// deletion guard, and list on every type (see below). No bind or escalate: MCPRules adds every rule the provider grants instead.
-var mcpOwnRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{""}, Resources: []string{"namespaces", "serviceaccounts", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
-	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+// leaderElectionNamespace holds run's leader-election Lease on the onboarding cluster.
+const leaderElectionNamespace = "default"
+
+// onboardingPermissions are onboardingRules cluster-wide plus Leases only in
+// leaderElectionNamespace.
+func onboardingPermissions() []clustersv1alpha1.PermissionsRequest {
+	return []clustersv1alpha1.PermissionsRequest{
+		{Rules: onboardingRules},
+		{Namespace: leaderElectionNamespace, DisableAutomaticNamespaceCreation: true, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		}},
+	}
+}
+
+// all verbs a rule needs to manage an object.
+var manage = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// mcpClusterRules are what the provider, and Flux with the same kubeconfig for the CRDs release,
+// need in a control plane cluster-wide: the CRDs, its namespace and ClusterRole/-Binding (by
+// name, except create, which RBAC cannot restrict by name), reading the users' opentelemetry.io
+// objects for the deletion guard, and reading webhook configurations (which covers the
+// operator's per-release read rule).
+var mcpClusterRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: manage},
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch", "create"}},
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{instance.CPNamespace}, Verbs: []string{"update", "patch", "delete"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, ResourceNames: []string{instance.CPClusterRole, instance.CPClusterRoleBinding}, Verbs: []string{"get", "update", "patch", "delete"}},
 	{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-	// Reading webhook configurations (any name) covers the operator's per-release read rule.
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: []string{"get"}},
-	// Listing every namespaced type proves, before deletion, that the operator's namespace holds
-	// nothing the provider did not create.
+}
+
+// mcpNamespaceRules are the provider's rights in the operator's namespace (instance.CPNamespace)
+// only: the operator's ServiceAccount, its tokens (for that ServiceAccount only), the token
+// holder Secrets and Helm's release Secrets, the Role and RoleBinding, and list on every type
+// (to prove, before deleting the namespace, that it holds nothing the provider did not create).
+var mcpNamespaceRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"serviceaccounts", "secrets"}, Verbs: manage},
+	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{instance.CPServiceAccount}, Verbs: []string{"create"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "rolebindings"}, Verbs: manage},
 	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
 }
 
-// MCPRules are the provider's control-plane token permissions: its own rules plus every rule it
-// grants the workload operator (the shipped operator ClusterRole and Role). The API server lets a
-// subject without `escalate` create a (Cluster)Role only with rules it holds itself, and bind one
-// without `bind` only if it holds its rules; holding them is narrower than escalate/bind, which
-// would let the provider grant anything (cluster-admin in effect).
-func MCPRules() []rbacv1.PolicyRule {
+// MCPPermissions are the provider's control-plane token permissions: its own rules plus every
+// rule it grants the workload operator (the shipped operator ClusterRole cluster-wide, the
+// shipped Role in the operator's namespace). The API server lets a subject without `escalate`
+// create a (Cluster)Role only with rules it holds itself (in that namespace, for a Role), and
+// bind one without `bind` only if it holds its rules; holding them is narrower than
+// escalate/bind, which would let the provider grant anything (cluster-admin in effect). The
+// namespaced rules make the cluster provider create instance.CPNamespace if it is missing.
+func MCPPermissions() []clustersv1alpha1.PermissionsRequest {
 	cluster, ns := shippedrbac.OperatorRules()
-	out := append([]rbacv1.PolicyRule{}, mcpOwnRules...)
-	out = append(out, cluster...)
-	return append(out, ns...)
+	return []clustersv1alpha1.PermissionsRequest{
+		{Rules: append(append([]rbacv1.PolicyRule{}, mcpClusterRules...), cluster...)},
+		{Namespace: instance.CPNamespace, Rules: append(append([]rbacv1.PolicyRule{}, mcpNamespaceRules...), ns...)},
+	}
 }
 
 func onboardingAccess(ctx context.Context, o Options, platform client.Client, localName string) (*rest.Config, error) {
@@ -146,7 +177,7 @@ func onboardingAccess(ctx context.Context, o Options, platform client.Client, lo
 	}
 	mgr := clusteraccess.NewClusterAccessManager(platform, o.ControllerName(), o.PodNamespace).WithTimeout(timeout).WithInterval(time.Second)
 	c, err := mgr.CreateAndWaitForCluster(ctx, localName, clustersv1alpha1.PURPOSE_ONBOARDING, Scheme(),
-		[]clustersv1alpha1.PermissionsRequest{{Rules: onboardingRules}})
+		onboardingPermissions())
 	if err != nil {
 		return nil, fmt.Errorf("getting access to the onboarding cluster: %w", err)
 	}
@@ -213,7 +244,7 @@ func Run(ctx context.Context, o Options) error {
 	access := clusteraccess.NewClusterAccessReconciler(platformClient, o.ControllerName()).
 		WithRetryInterval(retry).
 		WithMCPScheme(scheme).WithWorkloadScheme(scheme).
-		WithMCPPermissions([]clustersv1alpha1.PermissionsRequest{{Rules: MCPRules()}}).
+		WithMCPPermissions(MCPPermissions()).
 		// Helm installs the operator chart's own RBAC in the workload cluster; only cluster-admin
 		// can grant whatever the chart version asks for.
 		WithWorkloadRoleRefs([]commonapi.RoleRef{{Kind: "ClusterRole", Name: "cluster-admin"}})
@@ -224,10 +255,10 @@ func Run(ctx context.Context, o Options) error {
 		Onboarding:    mgr.GetClient(),
 		Platform:      platformClient,
 		ClusterAccess: access,
-		Reconciler:    &controller.Service{PodNamespace: o.PodNamespace, Platform: platformClient, Rotation: o.Rotation},
+		Reconciler:    &controller.Service{PodNamespace: o.PodNamespace, Platform: platformClient, Rotation: o.Rotation, Now: o.Now},
 		Recorder:      mgr.GetEventRecorder("service-provider-otel-operator"),
 		WarningReasons: []string{
-			spv1alpha1.ReasonVersionNotAllowed, spv1alpha1.ReasonInvalidConfiguration, spv1alpha1.ReasonUserResourcesExist,
+			spv1alpha1.ReasonVersionNotAllowed, spv1alpha1.ReasonInvalidConfiguration, spv1alpha1.ReasonUserResourcesExist, spv1alpha1.ReasonReleaseFailed,
 		},
 	})
 	if err := ctl.SetupWithManager(mgr, platform, func() client.ObjectList { return &spv1alpha1.OtelOperatorList{} },
@@ -269,7 +300,7 @@ func managerOptions(o Options, scheme *runtime.Scheme) ctrl.Options {
 		HealthProbeBindAddress:  probe,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.ProviderName + ".oteloperator.services.open-control-plane.io",
-		LeaderElectionNamespace: "default",
+		LeaderElectionNamespace: leaderElectionNamespace,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			CertDir: o.WebhookCertPath, CertName: o.WebhookCertName, KeyName: o.WebhookCertKey, TLSOpts: tlsOpts,
 		}),

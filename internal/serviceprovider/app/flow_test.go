@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,8 +28,12 @@ import (
 
 const providerName = "otel-operator"
 
+// clockOffset moves the provider's token-renewal clock (Options.Now) ahead of the wall clock.
+var clockOffset atomic.Int64
+
 func options() Options {
 	return Options{
+		Now:      func() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) },
 		Platform: world.Platform.Config, PodNamespace: world.PodNamespace, ProviderName: providerName,
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		Rotation:           cpaccess.Rotation{TTL: 10 * time.Minute},
@@ -219,7 +224,7 @@ func TestServiceProvider(t *testing.T) {
 		}).WithTimeout(3 * time.Second).Should(Equal([]string{o.ResourceVersion, fmt.Sprint(eventCount(g, ctx, key))}))
 	})
 
-	t.Run("flux messages reach the status", func(t *testing.T) {
+	t.Run("flux messages reach the status; a Stalled release is Failed", func(t *testing.T) {
 		g := newG(t)
 		hr := &helmv2.HelmRelease{}
 		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: name + "-workload"}, hr)).To(Succeed())
@@ -228,7 +233,8 @@ func TestServiceProvider(t *testing.T) {
 			{Type: "Stalled", Status: metav1.ConditionTrue, Reason: "RetriesExceeded", Message: "retries exhausted", LastTransitionTime: metav1.Now()},
 		}
 		g.Expect(pc.Status().Update(ctx, hr)).To(Succeed())
-		o := expectStatus(t, ctx, key, spv1alpha1.PhaseProgressing, spv1alpha1.ReasonReconciling, "image pull backoff for manager")
+		o := expectStatus(t, ctx, key, spv1alpha1.PhaseFailed, spv1alpha1.ReasonReleaseFailed, "image pull backoff for manager")
+		expectEvent(t, ctx, key, corev1.EventTypeWarning, spv1alpha1.ReasonReleaseFailed, "Flux stopped retrying")
 		found := false
 		for _, r := range o.Status.Resources {
 			if r.Kind == "HelmRelease" && r.Name == name+"-workload" {
@@ -237,7 +243,15 @@ func TestServiceProvider(t *testing.T) {
 			}
 		}
 		g.Expect(found).To(BeTrue())
+	})
+
+	t.Run("the reconcile operation makes Flux reset its retries", func(t *testing.T) {
+		testFluxRetryReset(t, ctx, key, platformNS)
 		expectReadyWithFlux(t, ctx, key, platformNS, "")
+	})
+
+	t.Run("the provider's CP credentials: the operator's token and namespace only", func(t *testing.T) {
+		testProviderCPRights(t, ctx, platformNS, name)
 	})
 
 	t.Run("the workload kubeconfig authenticates to the CP and survives token rotation", func(t *testing.T) {
@@ -256,6 +270,10 @@ func TestServiceProvider(t *testing.T) {
 
 	t.Run("bad input: version not offered and malformed helmValues; nothing deleted", func(t *testing.T) {
 		testBadInput(t, ctx, key, platformNS, wlNS, cfg, values)
+	})
+
+	t.Run("the CP token is renewed while the version is not offered and while the ProviderConfig is missing", func(t *testing.T) {
+		testRenewalDespiteInputErrors(t, ctx, key, wlNS, cfg)
 	})
 
 	t.Run("operation annotations", func(t *testing.T) {

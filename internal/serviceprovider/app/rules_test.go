@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
 // has reports whether rules allow verb on group/resource (named name, "" for any).
@@ -22,20 +23,8 @@ func has(rules []rbacv1.PolicyRule, verb, group, resource, name string) bool {
 	return false
 }
 
-// The provider's CP token has no bind or escalate; instead it holds every rule it grants the
-// operator, which is what the API server requires of a subject without them.
-func TestMCPRulesHoldWhatTheProviderGrants(t *testing.T) {
-	rules := MCPRules()
-	for _, r := range rules {
-		for _, v := range r.Verbs {
-			if v == "bind" || v == "escalate" || v == "impersonate" || v == "*" {
-				t.Errorf("provider CP rule %+v has %q", r, v)
-			}
-		}
-	}
-	granted := append(cpaccess.OperatorRules(), cpaccess.OperatorNamespaceRules(flux.WebhookCertSecret)...)
-	granted = append(granted, cpaccess.OperatorNamespaceRules("user-named")...)
-	granted = append(granted, cpaccess.WebhookConfigurationRules(flux.ReleaseOperatorNames("any-cp-workload", nil))...)
+func holdsAll(t *testing.T, where string, rules, granted []rbacv1.PolicyRule) {
+	t.Helper()
 	for _, g := range granted {
 		names := g.ResourceNames
 		if len(names) == 0 {
@@ -46,11 +35,58 @@ func TestMCPRulesHoldWhatTheProviderGrants(t *testing.T) {
 				for _, v := range g.Verbs {
 					for _, n := range names {
 						if !has(rules, v, grp, res, n) {
-							t.Errorf("the provider grants %s %s/%s %q but does not hold it", v, grp, res, n)
+							t.Errorf("the provider grants %s %s/%s %q %s but does not hold it there", v, grp, res, n, where)
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// The provider's CP token has no bind or escalate; instead it holds every rule it grants the
+// operator, where it grants it, which is what the API server requires of a subject without them.
+// Secrets and ServiceAccount tokens it holds only in the operator's namespace, tokens only of the
+// operator's ServiceAccount.
+func TestMCPRulesHoldWhatTheProviderGrants(t *testing.T) {
+	perms := MCPPermissions()
+	var cluster, namespaced []rbacv1.PolicyRule
+	for _, p := range perms {
+		switch p.Namespace {
+		case "":
+			cluster = append(cluster, p.Rules...)
+		case instance.CPNamespace:
+			namespaced = append(namespaced, p.Rules...)
+		default:
+			t.Errorf("permissions in namespace %q", p.Namespace)
+		}
+		for _, r := range p.Rules {
+			for _, v := range r.Verbs {
+				if v == "bind" || v == "escalate" || v == "impersonate" || v == "*" {
+					t.Errorf("provider CP rule %+v has %q", r, v)
+				}
+			}
+		}
+	}
+	holdsAll(t, "cluster-wide", cluster, append(cpaccess.OperatorRules(), cpaccess.WebhookConfigurationRules(flux.InstanceOperatorNames("any", nil))...))
+	inNS := append(append([]rbacv1.PolicyRule{}, cluster...), namespaced...)
+	holdsAll(t, "in "+instance.CPNamespace, inNS, append(cpaccess.OperatorNamespaceRules(flux.WebhookCertSecret), cpaccess.OperatorNamespaceRules("user-named")...))
+
+	// Least privilege: no Secret or token access outside the operator's namespace, tokens only
+	// of its ServiceAccount, no listing everything cluster-wide. Positive control: in the
+	// namespace it may.
+	for _, verb := range []string{"get", "list", "create", "delete"} {
+		if has(cluster, verb, "", "secrets", "") || has(cluster, verb, "", "secrets", "x") {
+			t.Errorf("cluster-wide %s on secrets", verb)
+		}
+	}
+	if has(cluster, "list", "x.example", "things", "") {
+		t.Error("cluster-wide list on every type")
+	}
+	if has(cluster, "create", "", "serviceaccounts/token", "") || has(namespaced, "create", "", "serviceaccounts/token", "default") {
+		t.Error("tokens of other ServiceAccounts")
+	}
+	if !has(namespaced, "create", "", "serviceaccounts/token", instance.CPServiceAccount) || !has(namespaced, "list", "", "secrets", "") {
+		t.Error("the provider cannot mint the operator's token or list the token holders in its namespace")
 	}
 }

@@ -59,7 +59,7 @@ func testOperatorRights(g Gomega, ctx context.Context, op client.Client) {
 	g.Expect(op.List(ctx, &corev1.SecretList{})).To(Satisfy(apierrors.IsForbidden), "no cluster-wide Secret access")
 	// The certificate rotator's startup sync reads the webhook configurations the chart names in
 	// its flags; they are not in the CP, and that must be NotFound (it goes on), not Forbidden.
-	names := flux.ReleaseOperatorNames(instance.HelmReleaseName(instance.WorkloadReleaseName("my-cp")), nil)
+	names := flux.InstanceOperatorNames(instance.ID("tenant", "my-cp"), nil)
 	g.Expect(op.Get(ctx, client.ObjectKey{Name: names.MutatingWebhook}, &admissionregistrationv1.MutatingWebhookConfiguration{})).To(Satisfy(apierrors.IsNotFound))
 	g.Expect(op.Get(ctx, client.ObjectKey{Name: names.ValidatingWebhook}, &admissionregistrationv1.ValidatingWebhookConfiguration{})).To(Satisfy(apierrors.IsNotFound))
 	g.Expect(op.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "x"}, &corev1.Secret{})).To(Satisfy(apierrors.IsForbidden))

@@ -12,18 +12,24 @@ import (
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
-// copyLabels mark a copy and name its source.
+// copyLabels mark a copy and name its source (shortened to fit a label value; copyAnnotations
+// keep the full name).
 func copyLabels(id, source string) map[string]string {
 	l := instance.Labels(id)
-	l[instance.SourceLabel] = source
+	l[instance.SourceLabel] = instance.SourceLabelValue(source)
 	return l
+}
+
+// copyAnnotations name the source of a copy in full.
+func copyAnnotations(source string) map[string]string {
+	return map[string]string{instance.SourceAnnotation: source}
 }
 
 // secretCopy is the copy of src named name in namespace.
 func secretCopy(src *corev1.Secret, name, namespace, id string) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: copyLabels(id, src.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: copyLabels(id, src.Name), Annotations: copyAnnotations(src.Name)},
 		Type:       src.Type,
 		Data:       src.Data,
 	}

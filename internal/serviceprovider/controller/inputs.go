@@ -49,6 +49,9 @@ func (s *Service) resolve(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg
 	if err != nil {
 		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
 	}
+	if err := flux.CheckValues(v.Version, values); err != nil {
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
+	}
 	names, err := flux.ImagePullSecrets(v.Version, values)
 	if err != nil {
 		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}

@@ -123,6 +123,17 @@ func fluxPhase(conds []metav1.Condition, generation int64) (spv1alpha1.ResourceP
 	}
 }
 
+// failedRelease describes the first HelmRelease Flux gave up on (phase Failed: Stalled), if any.
+func failedRelease(rs []spv1alpha1.ManagedResource) (string, bool) {
+	for _, r := range rs {
+		if r.Kind == helmv2.HelmReleaseKind && r.Phase == spv1alpha1.ResourceFailed {
+			return fmt.Sprintf("HelmRelease %s/%s in the %s failed and Flux stopped retrying: %s; fix the cause, then annotate the OtelOperator with %s=%s to make Flux retry",
+				r.Namespace, r.Name, r.Location, r.Message, apireconciler.OperationAnnotation, apireconciler.OperationReconcile), true
+		}
+	}
+	return "", false
+}
+
 // summary says whether all resources are ready, or else describes the first that is not.
 func summary(rs []spv1alpha1.ManagedResource) (string, bool) {
 	for _, r := range rs {

@@ -48,3 +48,16 @@ func TestSummary(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(Equal("HelmRelease mcp--x/cp-workload in the PlatformCluster is Failed: boom"))
 }
+
+// A HelmRelease Flux gave up on (Stalled: phase Failed) makes the whole instance Failed with Flux's
+// message; any other resource that is not ready keeps it Progressing.
+func TestFailedRelease(t *testing.T) {
+	g := NewWithT(t)
+	hr := spv1alpha1.ManagedResource{Kind: "HelmRelease", Name: "cp-workload", Namespace: "mcp--x", Phase: spv1alpha1.ResourceFailed, Message: "install retries exhausted", Location: spv1alpha1.LocationPlatformCluster}
+	msg, failed := failedRelease([]spv1alpha1.ManagedResource{hr})
+	g.Expect(failed).To(BeTrue())
+	g.Expect(msg).To(And(ContainSubstring("HelmRelease mcp--x/cp-workload"), ContainSubstring("install retries exhausted"), ContainSubstring("openmcp.cloud/operation=reconcile")))
+	hr.Phase = spv1alpha1.ResourceProgressing
+	_, failed = failedRelease([]spv1alpha1.ManagedResource{hr, {Kind: "Secret", Phase: spv1alpha1.ResourceFailed}})
+	g.Expect(failed).To(BeFalse())
+}

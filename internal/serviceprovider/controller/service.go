@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +36,10 @@ type Service struct {
 	Now func() time.Time
 }
 
-var _ apireconciler.Reconciler[*spv1alpha1.OtelOperator, *spv1alpha1.ProviderConfig] = &Service{}
+var (
+	_ apireconciler.Reconciler[*spv1alpha1.OtelOperator, *spv1alpha1.ProviderConfig] = &Service{}
+	_ apireconciler.Maintainer[*spv1alpha1.OtelOperator]                             = &Service{}
+)
 
 func (s *Service) now() time.Time {
 	if s.Now != nil {
@@ -54,11 +59,35 @@ func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	if errors.As(err, &ie) {
 		// Bad input, or an object in the way that the provider did not create: nothing more is
 		// applied and nothing is deleted; the watches on the ProviderConfig and the provider
-		// namespace, and the poll interval, bring the object back.
+		// namespace, and the poll interval, bring the object back. An operator that already runs
+		// keeps its control-plane token renewed meanwhile: an input error must not log it out.
 		apireconciler.Failed(obj, ie.reason, ie.msg)
+		if err := s.Maintain(ctx, obj, cc); err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s; renewing the operator's control-plane access failed too: %w", ie.msg, err)
+		}
 		return ctrl.Result{}, nil
 	}
 	return res, err
+}
+
+// Maintain renews the running operator's control-plane token (and follows the control plane's
+// address and CA) without any input from the ProviderConfig, so that neither bad input nor a
+// missing ProviderConfig logs the operator out of its control plane. It creates nothing for an
+// instance whose access Secret does not exist yet.
+func (s *Service) Maintain(ctx context.Context, obj *spv1alpha1.OtelOperator, cc apireconciler.ClusterContext) error {
+	id := instance.ID(obj.Namespace, obj.Name)
+	wlNS := instance.WorkloadNamespace(id)
+	cur := &corev1.Secret{}
+	if err := cc.Workload.Client().Get(ctx, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, cur); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("workload cluster: reading %s/%s: %w", wlNS, instance.CPAccessSecret, err)
+	}
+	if !ours(cur, id) {
+		return nil
+	}
+	return s.reconcileAccessSecret(ctx, cc, id, wlNS)
 }
 
 func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
@@ -72,7 +101,7 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 	platformNS := cc.MCPAccessSecret.Namespace
 
 	// Step 2: the operator's identity in the control plane and its kubeconfig in the workload cluster.
-	opNames := flux.ReleaseOperatorNames(instance.HelmReleaseName(instance.WorkloadReleaseName(obj.Name)), in.values)
+	opNames := flux.InstanceOperatorNames(id, in.values)
 	for _, o := range cpaccessObjects(id, opNames) {
 		if err := applyOwned(ctx, cc.MCP.Client(), o, id, "control plane"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("control plane: %w", err)
@@ -114,7 +143,17 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 		Interval: cfg.PollInterval(), CPKubeconfigSecret: cc.MCPAccessSecret.Name, WorkloadKubeconfigSecret: cc.WorkloadAccessSecret.Name,
 		Values: in.values, PullSecrets: names(in.pullSecrets), CABundle: in.caBundle != nil,
 	}
-	for _, o := range []client.Object{flux.OCIRepository(fin), flux.CRDsRelease(fin), flux.WorkloadRelease(fin)} {
+	crds, workload := flux.CRDsRelease(fin), flux.WorkloadRelease(fin)
+	token := ""
+	if apireconciler.OperationRequested(ctx) {
+		token = s.now().UTC().Format(time.RFC3339Nano)
+	}
+	for _, hr := range []*helmv2.HelmRelease{crds, workload} {
+		if err := s.retryRequest(ctx, hr, token); err != nil {
+			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
+		}
+	}
+	for _, o := range []client.Object{flux.OCIRepository(fin), crds, workload} {
 		if err := applyOwned(ctx, s.Platform, o, id, "platform cluster"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}
@@ -136,12 +175,49 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 		return ctrl.Result{}, err
 	}
 	obj.Status.Resources = resources
-	if msg, ready := summary(resources); ready {
+	if msg, failed := failedRelease(resources); failed {
+		apireconciler.Failed(obj, spv1alpha1.ReasonReleaseFailed, msg)
+	} else if msg, ready := summary(resources); ready {
 		apireconciler.Ready(obj, spv1alpha1.ReasonReconcileSuccess, fmt.Sprintf("OpenTelemetry Operator %s is ready", in.version.Version))
 	} else {
 		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, msg)
 	}
 	return ctrl.Result{}, nil
+}
+
+// retryRequest sets Flux's request annotations on hr: with a token (a reconcile asked for with the
+// operation annotation), the token in both requestedAt and resetAt, which makes helm-controller
+// reset the release's failure counts and try again (what `flux reconcile helmrelease --reset`
+// does; it acts only when both are equal); otherwise the values the live object carries, so that
+// a reconcile that changes nothing writes nothing.
+func (s *Service) retryRequest(ctx context.Context, hr *helmv2.HelmRelease, token string) error {
+	keys := []string{fluxmeta.ReconcileRequestAnnotation, helmv2.ResetRequestAnnotation}
+	values := map[string]string{}
+	if token != "" {
+		for _, k := range keys {
+			values[k] = token
+		}
+	} else {
+		cur, err := existing(ctx, s.Platform, hr)
+		if err != nil || cur == nil {
+			return err
+		}
+		for _, k := range keys {
+			if v, ok := cur.GetAnnotations()[k]; ok {
+				values[k] = v
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	if hr.Annotations == nil {
+		hr.Annotations = map[string]string{}
+	}
+	for k, v := range values {
+		hr.Annotations[k] = v
+	}
+	return nil
 }
 
 // reconcileAccessSecret keeps the workload operator's kubeconfig Secret current: the kubeconfig

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,39 +14,55 @@ import (
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
-// The seed's default: cert-manager off and chart-generated certificates on, unless the user's
-// values say otherwise (under opentelemetry-operator, or top-level for our chart).
-func TestWorkloadValuesWebhookCertDefaults(t *testing.T) {
+// testID is an instance ID as instance.ID makes them.
+var testID = instance.ID("tenant", "cp")
+
+// No admission webhooks from the workload release, whatever the user's values say: upstream's
+// chart switch off, no cert-manager, no certificate Secret to mount, and the operator's own flag.
+func TestWorkloadValuesWebhooksOff(t *testing.T) {
 	aw := func(v map[string]any, path ...string) any {
 		return get(v, append([]string{"opentelemetry-operator", "admissionWebhooks"}, path...)...)
 	}
-	t.Run("no user values", func(t *testing.T) {
-		g := NewWithT(t)
-		v := WorkloadValues(nil, nil)
-		g.Expect(aw(v, "certManager", "enabled")).To(BeFalse())
-		g.Expect(aw(v, "autoGenerateCert", "enabled")).To(BeTrue())
-		g.Expect(aw(v, "secretName")).To(Equal(WebhookCertSecret))
-	})
-	t.Run("user turns cert-manager on", func(t *testing.T) {
-		g := NewWithT(t)
-		user := map[string]any{"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{
-			"certManager": map[string]any{"enabled": true}, "autoGenerateCert": map[string]any{"enabled": false}, "secretName": "mine",
-		}}}
-		v := WorkloadValues(user, nil)
-		g.Expect(aw(v, "certManager", "enabled")).To(BeTrue())
-		g.Expect(aw(v, "autoGenerateCert", "enabled")).To(BeFalse())
-		g.Expect(aw(v, "secretName")).To(Equal("mine"))
-		g.Expect(CertSecretName(user)).To(Equal("mine"))
-	})
-	t.Run("top-level keys of our chart are not overridden", func(t *testing.T) {
-		g := NewWithT(t)
-		user := map[string]any{"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}, "secretName": "top"}}
-		v := WorkloadValues(user, nil)
-		g.Expect(aw(v, "certManager", "enabled")).To(BeNil(), "a nested default would win over the user's top-level value")
-		g.Expect(aw(v, "autoGenerateCert", "enabled")).To(BeTrue())
-		g.Expect(CertSecretName(user)).To(Equal("top"))
-		g.Expect(aw(v, "secretName")).To(BeNil(), "the chart reads the top-level one")
-	})
+	for name, user := range map[string]map[string]any{
+		"no user values": nil,
+		"user turns webhooks and cert-manager on": {"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{
+			"create": true, "certManager": map[string]any{"enabled": true}, "secretName": "mine",
+		}, "manager": map[string]any{"extraArgs": []any{"--enable-webhooks=true", "--enable-webhooks"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			v := WorkloadValues(user, nil, testID)
+			g.Expect(aw(v, "create")).To(BeFalse())
+			g.Expect(aw(v, "certManager", "enabled")).To(BeFalse())
+			g.Expect(aw(v, "secretName")).To(Equal(""))
+			args := get(v, "opentelemetry-operator", "manager", "extraArgs").([]any)
+			g.Expect(args).To(ContainElement("--enable-webhooks=false"))
+			g.Expect(args).NotTo(ContainElement(HavePrefix("--enable-webhooks=t")))
+			g.Expect(args).NotTo(ContainElement("--enable-webhooks"))
+		})
+	}
+}
+
+// Names in the shared workload cluster come from the instance ID, in full; a user's
+// fullnameOverride is refused with the field named.
+func TestWorkloadNamesFromTheInstance(t *testing.T) {
+	g := NewWithT(t)
+	v := WorkloadValues(map[string]any{"nameOverride": "x"}, nil, testID)
+	g.Expect(v["fullnameOverride"]).To(Equal("otel-operator-" + testID))
+	g.Expect(get(v, "opentelemetry-operator", "fullnameOverride")).To(Equal("otel-operator-" + testID))
+	g.Expect(len("otel-operator-"+testID)).To(BeNumerically("<=", 53), "a Helm release name")
+	hr := WorkloadRelease(Inputs{Name: strings.Repeat("c", 60), InstanceID: testID})
+	g.Expect(hr.Spec.ReleaseName).To(Equal("otel-operator-" + testID))
+	for _, r := range []*helmv2.HelmRelease{hr, CRDsRelease(Inputs{Name: "cp", InstanceID: testID})} {
+		g.Expect(r.Spec.Install.DisableTakeOwnership).To(BeTrue(), r.Name)
+		g.Expect(r.Spec.Upgrade.DisableTakeOwnership).To(BeTrue(), r.Name)
+	}
+	other := WorkloadValues(nil, nil, instance.ID("other-project", "cp"))
+	g.Expect(other["fullnameOverride"]).NotTo(Equal(v["fullnameOverride"]), "same CP name, another project")
+
+	g.Expect(CheckValues("1.0.0", map[string]any{"nameOverride": "x"})).To(Succeed())
+	g.Expect(CheckValues("1.0.0", map[string]any{"fullnameOverride": "shared"})).To(MatchError(ContainSubstring(`spec.versions["1.0.0"].helmValues.fullnameOverride: must not be set`)))
+	g.Expect(CheckValues("1.0.0", map[string]any{"opentelemetry-operator": map[string]any{"fullnameOverride": "shared"}})).To(MatchError(ContainSubstring(`spec.versions["1.0.0"].helmValues.opentelemetry-operator.fullnameOverride: must not be set`)))
 }
 
 // The operator in the workload cluster talks only to the control plane: its Lease and certificate
@@ -65,20 +82,20 @@ func TestWorkloadValuesOperatorNamespaceIsTheControlPlanes(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(parse(g, WorkloadValues(nil, nil)).Certs.Namespace).To(Equal(instance.CPNamespace))
+		g.Expect(parse(g, WorkloadValues(nil, nil, testID)).Certs.Namespace).To(Equal(instance.CPNamespace))
 	})
 	t.Run("user args kept, user namespace replaced", func(t *testing.T) {
 		g := NewWithT(t)
 		user := map[string]any{"opentelemetry-operator": map[string]any{"manager": map[string]any{
 			"extraArgs": []any{"--sync-period=1h", "--webhook-cert-namespace=elsewhere"}}}}
-		v := WorkloadValues(user, nil)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace}))
+		v := WorkloadValues(user, nil, testID)
+		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}))
 		g.Expect(parse(g, v).Certs.Namespace).To(Equal(instance.CPNamespace))
 	})
 	t.Run("top-level extraArgs carried over", func(t *testing.T) {
 		g := NewWithT(t)
-		v := WorkloadValues(map[string]any{"manager": map[string]any{"extraArgs": []any{"--sync-period=1h"}}}, nil)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace}))
+		v := WorkloadValues(map[string]any{"manager": map[string]any{"extraArgs": []any{"--sync-period=1h"}}}, nil, testID)
+		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}))
 	})
 	t.Run("no workload ServiceAccount mount", func(t *testing.T) {
 		// With the mount, the operator would read its pod namespace from it and ignore the flag.
@@ -89,26 +106,12 @@ func TestWorkloadValuesOperatorNamespaceIsTheControlPlanes(t *testing.T) {
 	})
 }
 
-// The names our chart gives the operator (charts/opentelemetry-operator/README.md, "Objects and
-// names"), which the provider must grant in the control plane.
-func TestReleaseOperatorNames(t *testing.T) {
-	tests := []struct {
-		name, release string
-		user          map[string]any
-		want          OperatorNames
-	}{
-		{"default", "my-cp-workload", nil, OperatorNames{WebhookCertSecret, "my-cp-workload-opentelemetry-operator-mutation", "my-cp-workload-opentelemetry-operator-validation"}},
-		{"release contains the chart name", "x-opentelemetry-operator", nil, OperatorNames{WebhookCertSecret, "x-opentelemetry-operator-mutation", "x-opentelemetry-operator-validation"}},
-		{"fullnameOverride nested wins", "r", map[string]any{"fullnameOverride": "top", "opentelemetry-operator": map[string]any{"fullnameOverride": "nested"}},
-			OperatorNames{WebhookCertSecret, "nested-mutation", "nested-validation"}},
-		{"nameOverride", "r", map[string]any{"nameOverride": "otel"}, OperatorNames{WebhookCertSecret, "r-otel-mutation", "r-otel-validation"}},
-		{"cut to 55", strings.Repeat("a", 50), nil, OperatorNames{WebhookCertSecret, strings.Repeat("a", 50) + "-open-mutation", strings.Repeat("a", 50) + "-open-validation"}},
-		{"secret name", "r", map[string]any{"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{"secretName": "s"}}},
-			OperatorNames{"s", "r-opentelemetry-operator-mutation", "r-opentelemetry-operator-validation"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(ReleaseOperatorNames(tt.release, tt.user)).To(Equal(tt.want))
-		})
-	}
+// The names the operator of an instance is given (the forced full name), which the provider must
+// grant in the control plane.
+func TestInstanceOperatorNames(t *testing.T) {
+	g := NewWithT(t)
+	full := "otel-operator-" + testID
+	g.Expect(InstanceOperatorNames(testID, nil)).To(Equal(OperatorNames{WebhookCertSecret, full + "-mutation", full + "-validation"}))
+	g.Expect(InstanceOperatorNames(testID, map[string]any{"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{"secretName": "s"}}})).
+		To(Equal(OperatorNames{"s", full + "-mutation", full + "-validation"}))
 }

@@ -89,19 +89,19 @@ func TestWorkloadValuesForceComponentsAndKeepUserValues(t *testing.T) {
 	g := NewWithT(t)
 	user := map[string]any{"kubeStateMetrics": map[string]any{"enabled": true}, "crds": "garbage",
 		"opentelemetry-operator": map[string]any{"manager": map[string]any{"image": "x"}}}
-	v := WorkloadValues(user, []string{"regcred"})
+	v := WorkloadValues(user, []string{"regcred"}, testID)
 	g.Expect(v["kubeStateMetrics"]).To(Equal(map[string]any{"enabled": false}))
 	g.Expect(v["crds"]).To(Equal(map[string]any{"installOtel": false, "installPrometheus": false}))
 	op := v["opentelemetry-operator"].(map[string]any)
 	g.Expect(op["enabled"]).To(BeTrue())
 	g.Expect(op["crds"]).To(Equal(map[string]any{"create": false}))
-	g.Expect(op["manager"]).To(Equal(map[string]any{"image": "x", "extraArgs": []any{"--webhook-cert-namespace=" + instance.CPNamespace}}))
+	g.Expect(op["manager"]).To(Equal(map[string]any{"image": "x", "extraArgs": []any{"--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}}))
 	g.Expect(op["imagePullSecrets"]).To(Equal([]any{map[string]any{"name": "regcred"}}))
 	// The input is not modified.
 	g.Expect(user["kubeStateMetrics"]).To(Equal(map[string]any{"enabled": true}))
 	g.Expect(user["crds"]).To(Equal("garbage"))
 	// A user's own operator imagePullSecrets win.
-	v = WorkloadValues(map[string]any{"opentelemetry-operator": map[string]any{"imagePullSecrets": []any{"mine"}}}, []string{"regcred"})
+	v = WorkloadValues(map[string]any{"opentelemetry-operator": map[string]any{"imagePullSecrets": []any{"mine"}}}, []string{"regcred"}, testID)
 	g.Expect(v["opentelemetry-operator"].(map[string]any)["imagePullSecrets"]).To(Equal([]any{"mine"}))
 }
 

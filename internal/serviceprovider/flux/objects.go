@@ -101,16 +101,44 @@ func CRDsRelease(in Inputs) *helmv2.HelmRelease {
 // after the CRDs release, with a post-renderer that points the operator at the control plane.
 func WorkloadRelease(in Inputs) *helmv2.HelmRelease {
 	hr := release(instance.WorkloadReleaseName(in.Name), in, in.WorkloadKubeconfigSecret, instance.WorkloadNamespace(in.InstanceID))
-	hr.Spec.Values = toJSON(WorkloadValues(in.Values, in.PullSecrets))
+	hr.Spec.Values = toJSON(WorkloadValues(in.Values, in.PullSecrets, in.InstanceID))
+	// The release name is also the chart's full name (WorkloadValues): from the instance ID, so
+	// that instances never share names in the shared workload cluster. (The CRDs release keeps
+	// its name: it lives in the tenant's own control plane, and renaming it would make
+	// helm-controller uninstall the old release, and with it the CRDs.)
+	hr.Spec.ReleaseName = instance.WorkloadHelmReleaseName(in.InstanceID)
 	hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: instance.CRDsReleaseName(in.Name)}}
-	hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{{
+	hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: append([]kustomize.Patch{{
 		Patch: OperatorPatch(in.CABundle),
 		Target: &kustomize.Selector{
 			Group: "apps", Version: "v1", Kind: "Deployment",
 			LabelSelector: "app.kubernetes.io/name=opentelemetry-operator",
 		},
-	}}}}}
+	}}, NoWebhookPatches()...)}}}
 	return hr
+}
+
+// WebhookKinds are the admission webhook configuration kinds no workload release may install.
+var WebhookKinds = []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+
+// NoWebhookPatches are Kustomize patches that delete every admission webhook configuration the
+// chart renders, whatever its name, also from a chart (version) without a switch to leave them
+// out (our chart before admissionWebhooks.create): a webhook in the shared workload cluster
+// answered by one tenant's operator would act on every tenant's pods.
+func NoWebhookPatches() []kustomize.Patch {
+	var out []kustomize.Patch
+	for _, kind := range WebhookKinds {
+		out = append(out, kustomize.Patch{
+			Patch: fmt.Sprintf(`$patch: delete
+apiVersion: admissionregistration.k8s.io/v1
+kind: %s
+metadata:
+  name: any
+`, kind),
+			Target: &kustomize.Selector{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind},
+		})
+	}
+	return out
 }
 
 func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *helmv2.HelmRelease {
@@ -127,15 +155,20 @@ func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *
 			ReleaseName:      instance.HelmReleaseName(name),
 			TargetNamespace:  targetNamespace,
 			StorageNamespace: targetNamespace,
+			// Never take over objects the release did not create (helm-controller's default
+			// would): a name collision fails the release instead of rewriting another
+			// instance's or anybody's objects.
 			Install: &helmv2.Install{
 				CRDs:                    helmv2.Create,
 				CreateNamespace:         true,
 				DisableSchemaValidation: true,
+				DisableTakeOwnership:    true,
 				Remediation:             &helmv2.InstallRemediation{Retries: 3},
 			},
 			Upgrade: &helmv2.Upgrade{
 				CRDs:                    helmv2.CreateReplace,
 				DisableSchemaValidation: true,
+				DisableTakeOwnership:    true,
 				Remediation:             &helmv2.UpgradeRemediation{Retries: 3},
 			},
 		},

@@ -98,10 +98,18 @@ func CRDsValues() map[string]any {
 	return v
 }
 
-// WorkloadValues are the values of the workload release: the user's values with the CRDs and every
-// component but the operator forced off. pullSecrets, when not empty, become the operator's
-// imagePullSecrets unless the user set them there.
-func WorkloadValues(user map[string]any, pullSecrets []string) map[string]any {
+// WorkloadValues are the values of the workload release of instance id: the user's values with
+// the CRDs and every component but the operator forced off, the full name taken from the instance
+// ID, and the operator's admission webhooks off. pullSecrets, when not empty, become the
+// operator's imagePullSecrets unless the user set them there.
+//
+// Webhooks are off because the operator in the shared workload cluster serves a control plane:
+// its pod webhook would mutate the workload cluster's pods (any tenant's) with what its tenant
+// wrote in its control plane, and the control plane's API server cannot reach a webhook served
+// in the workload cluster anyway. The chart switches (admissionWebhooks.create, cert-manager off,
+// no certificate Secret to mount) and the operator flag --enable-webhooks=false are forced;
+// NoWebhookPatches removes any webhook configuration a chart renders regardless.
+func WorkloadValues(user map[string]any, pullSecrets []string, id string) map[string]any {
 	v := deepCopyMap(user)
 	set(v, false, "crds", "installOtel")
 	set(v, false, "crds", "installPrometheus")
@@ -111,22 +119,27 @@ func WorkloadValues(user map[string]any, pullSecrets []string) map[string]any {
 	}
 	set(v, true, "opentelemetry-operator", "enabled")
 	set(v, false, "opentelemetry-operator", "crds", "create")
-	// Webhook certificates: chart-generated unless the user's values say otherwise (the workload
-	// cluster need not run cert-manager).
-	// The chart lets a key under opentelemetry-operator win over the same top-level key, so a
-	// default is written only where the user set neither.
-	operatorDefault(v, false, "admissionWebhooks", "certManager", "enabled")
+	// Names in the shared workload cluster, cluster-scoped ones too, come from the instance ID
+	// (CheckValues refuses a user's fullnameOverride; kube-stack reads the top-level key, the
+	// operator (sub)chart the nested one).
+	full := instance.WorkloadHelmReleaseName(id)
+	set(v, full, "fullnameOverride")
+	set(v, full, "opentelemetry-operator", "fullnameOverride")
+	// No admission webhooks, so no certificate either (upstream's chart would mount a named
+	// secretName that nobody creates; cert-manager need not be installed).
+	set(v, false, "opentelemetry-operator", "admissionWebhooks", "create")
+	set(v, false, "opentelemetry-operator", "admissionWebhooks", "certManager", "enabled")
+	set(v, "", "opentelemetry-operator", "admissionWebhooks", "secretName")
 	operatorDefault(v, true, "admissionWebhooks", "autoGenerateCert", "enabled")
-	operatorDefault(v, CertSecretName(user), "admissionWebhooks", "secretName")
 	// The operator talks only to the control plane, so its namespace there is the control plane's
 	// operator namespace: with no ServiceAccount mount (OperatorPatch turns it off) the operator
-	// takes the namespace of its leader-election Lease and webhook certificate Secret from
-	// --webhook-cert-namespace. A user's own value of the flag is replaced.
+	// takes the namespace of its leader-election Lease from --webhook-cert-namespace. A user's own
+	// value of that flag, or of --enable-webhooks, is replaced.
 	args := get(v, "opentelemetry-operator", "manager", "extraArgs")
 	if args == nil {
 		args = get(v, "manager", "extraArgs")
 	}
-	set(v, withNamespaceArg(args), "opentelemetry-operator", "manager", "extraArgs")
+	set(v, forcedArgs(args), "opentelemetry-operator", "manager", "extraArgs")
 	op := v["opentelemetry-operator"].(map[string]any)
 	if _, ok := op["imagePullSecrets"]; !ok && len(pullSecrets) > 0 {
 		list := make([]any, 0, len(pullSecrets))
@@ -138,6 +151,19 @@ func WorkloadValues(user map[string]any, pullSecrets []string) map[string]any {
 	return v
 }
 
+// CheckValues refuses user values the provider must decide itself: a fullnameOverride (top-level
+// or under opentelemetry-operator) would give every instance the same names in the shared
+// workload cluster.
+func CheckValues(version string, values map[string]any) error {
+	for _, path := range [][]string{{"fullnameOverride"}, {"opentelemetry-operator", "fullnameOverride"}} {
+		if v := get(values, path...); v != nil && v != "" {
+			return fmt.Errorf(valuesPath+".%s: must not be set: the provider names the operator's objects after the instance (%q), so that instances sharing the workload cluster never share a name",
+				version, strings.Join(path, "."), instance.WorkloadHelmReleaseName("<instance-id>"))
+		}
+	}
+	return nil
+}
+
 // WebhookCertSecret is the default name of the operator's webhook certificate Secret
 // (admissionWebhooks.secretName). The operator keeps it in the control plane's operator namespace,
 // where the provider grants access to exactly this name unless the user's values name another.
@@ -146,18 +172,25 @@ const WebhookCertSecret = "otel-operator-webhook-cert"
 // NamespaceArg is the operator flag that names its namespace in the control plane.
 const NamespaceArg = "--webhook-cert-namespace"
 
-// withNamespaceArg returns the user's extraArgs (if a list) without any NamespaceArg, followed by
-// NamespaceArg=<control-plane namespace>.
-func withNamespaceArg(user any) []any {
+// WebhooksArg is the operator flag that turns its admission webhooks on or off.
+const WebhooksArg = "--enable-webhooks"
+
+// forcedArgs returns the user's extraArgs (if a list) without any NamespaceArg or WebhooksArg,
+// followed by NamespaceArg=<control-plane namespace> and WebhooksArg=false.
+func forcedArgs(user any) []any {
 	var out []any
 	list, _ := user.([]any)
 	for _, a := range list {
-		if s, ok := a.(string); ok && (s == NamespaceArg || strings.HasPrefix(s, NamespaceArg+"=")) {
+		if s, ok := a.(string); ok && (isFlag(s, NamespaceArg) || isFlag(s, WebhooksArg)) {
 			continue
 		}
 		out = append(out, a)
 	}
-	return append(out, NamespaceArg+"="+instance.CPNamespace)
+	return append(out, NamespaceArg+"="+instance.CPNamespace, WebhooksArg+"=false")
+}
+
+func isFlag(arg, flag string) bool {
+	return arg == flag || strings.HasPrefix(arg, flag+"=")
 }
 
 // CertSecretName is the webhook certificate Secret the workload operator uses: the user's
@@ -172,9 +205,6 @@ func CertSecretName(user map[string]any) string {
 	return WebhookCertSecret
 }
 
-// chartName is the name of our operator chart, the default of its nameOverride.
-const chartName = "opentelemetry-operator"
-
 // OperatorNames are the names the workload release gives the operator and passes it as flags
 // (our chart's naming): its webhook certificate Secret and the webhook configurations it injects
 // the CA bundle into (--webhook-cert-inject-mutating/-validating).
@@ -182,35 +212,10 @@ type OperatorNames struct {
 	CertSecret, MutatingWebhook, ValidatingWebhook string
 }
 
-// ReleaseOperatorNames computes OperatorNames for a release of our chart with the user's values:
-// the full name is fullnameOverride, else the release name when it contains the chart name
-// (nameOverride), else <release>-<chart name>, cut to 55 characters (a key under
-// opentelemetry-operator wins over the top-level one, as in the chart).
-func ReleaseOperatorNames(release string, user map[string]any) OperatorNames {
-	pick := func(k string) string {
-		if s, ok := get(user, "opentelemetry-operator", k).(string); ok && s != "" {
-			return s
-		}
-		s, _ := get(user, k).(string)
-		return s
-	}
-	cut := func(s string) string {
-		if len(s) > 55 {
-			s = s[:55]
-		}
-		return strings.TrimSuffix(s, "-")
-	}
-	full := pick("fullnameOverride")
-	switch name := pick("nameOverride"); {
-	case full != "":
-		full = cut(full)
-	case name == "" && strings.Contains(release, chartName), name != "" && strings.Contains(release, name):
-		full = cut(release)
-	case name == "":
-		full = cut(release + "-" + chartName)
-	default:
-		full = cut(release + "-" + name)
-	}
+// InstanceOperatorNames are the OperatorNames of instance id's workload release: the full name is
+// the one WorkloadValues forces.
+func InstanceOperatorNames(id string, user map[string]any) OperatorNames {
+	full := instance.WorkloadHelmReleaseName(id)
 	return OperatorNames{CertSecret: CertSecretName(user), MutatingWebhook: full + "-mutation", ValidatingWebhook: full + "-validation"}
 }
 

@@ -33,8 +33,12 @@ const (
 	ManagedByValue = "service-provider-otel-operator"
 	// InstanceLabel carries the instance ID on managed objects.
 	InstanceLabel = "oteloperator.services.open-control-plane.io/instance-id"
-	// SourceLabel on a copied Secret or ConfigMap names its source in the provider's namespace.
+	// SourceLabel marks a copied Secret or ConfigMap; its value is the source's name in the
+	// provider's namespace, shortened with a hash when longer than a label value may be
+	// (SourceLabelValue). SourceAnnotation holds the full name.
 	SourceLabel = "oteloperator.services.open-control-plane.io/source"
+	// SourceAnnotation names the source of a copy in full.
+	SourceAnnotation = "oteloperator.services.open-control-plane.io/source"
 )
 
 // ID is the stable, DNS-label-safe identifier of the OtelOperator namespace/name: the lower-case
@@ -72,12 +76,33 @@ func HelmReleaseName(object string) string {
 	return strings.TrimRight(object[:MaxReleaseName-len(hash)-1], "-.") + "-" + hash
 }
 
+// WorkloadHelmReleaseName is the Helm release name of the workload release, which is also the full
+// name (fullnameOverride) the provider gives the chart's objects there: derived from the instance
+// ID alone (46 characters), so that two instances never share a name in the shared workload
+// cluster, also not for cluster-scoped objects such as ClusterRoles, and nothing of it is cut.
+func WorkloadHelmReleaseName(id string) string { return "otel-operator-" + id }
+
 // ChartPullSecretName is the platform copy of the version's chartPullSecret.
 func ChartPullSecretName(name string) string { return "sp-otelop-" + name }
 
 // ChartCASecretName is the platform Secret (key ca.crt) holding the version's chartCABundleRef,
 // referenced from the OCIRepository's spec.certSecretRef.
 func ChartCASecretName(name string) string { return "sp-otelop-" + name + "-ca" }
+
+// maxLabelValue is Kubernetes' limit on a label value.
+const maxLabelValue = 63
+
+// SourceLabelValue is the SourceLabel value for a source named name: the name when it fits a
+// label value, else its first characters and a hash of the whole name (Secret and ConfigMap names
+// may have 253 characters; a longer label value fails the apply).
+func SourceLabelValue(name string) string {
+	if len(name) <= maxLabelValue {
+		return name
+	}
+	sum := sha1.Sum([]byte(name)) //nolint:gosec // naming only.
+	hash := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))[:10]
+	return strings.TrimRight(name[:maxLabelValue-len(hash)-1], "-.") + "-" + hash
+}
 
 // Labels are the labels put on every managed object of the instance.
 func Labels(id string) map[string]string {
