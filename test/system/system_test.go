@@ -13,6 +13,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -217,6 +218,15 @@ func TestWholeSystem(t *testing.T) {
 		mgr := manager(g, dep)
 		g.Expect(mgr.Env).To(ContainElement(HaveField("Name", "KUBECONFIG")))
 		g.Expect(mgr.Args).To(ContainElement("--webhook-cert-namespace=" + instance.CPNamespace))
+		// No admission webhooks of any tenant in the shared workload cluster: the post-renderer
+		// removed our chart's configurations, and the operator serves none.
+		g.Expect(mgr.Args).To(ContainElement("--enable-webhooks=false"))
+		var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
+		var vwcs admissionregistrationv1.ValidatingWebhookConfigurationList
+		g.Expect(wl.List(ctx, &mwcs)).To(Succeed())
+		g.Expect(wl.List(ctx, &vwcs)).To(Succeed())
+		g.Expect(mwcs.Items).To(BeEmpty())
+		g.Expect(vwcs.Items).To(BeEmpty())
 		// Verified with the CA alone: no insecure on the source.
 		repo := &sourcev1.OCIRepository{}
 		g.Expect(pc.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: instance.OCIRepositoryName(cpName)}, repo)).To(Succeed())
