@@ -120,13 +120,16 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 	@$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/operator/... output:rbac:artifacts:config=config/rbac
 	@if [ -d api/serviceprovider ]; then \
 	  $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/serviceprovider/... output:crd:artifacts:config=config/service-provider/crd; fi
+	@# The official collector distributions' components, for the collector webhook's image check.
+	@if [ -d ../shared/fixtures/collector-distributions ]; then go run ./hack/gendistributions; \
+	  else echo "!! ../shared/fixtures/collector-distributions is missing: internal/distributions/zz_generated.go was not regenerated" >&2; fi
 	@# The chart's CRDs, RBAC and webhook configurations are copied from what config/default renders.
 	@if [ -f test/chart/go.mod ]; then cd test/chart && go run ./cmd/chart-sync -repo ../.. -chart $(CHART_DIR); fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts 2>/dev/null)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd $(CHART_DIR)/files $(CHART_DIR)/charts; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- api config/crd config/rbac config/service-provider/crd internal/distributions $(CHART_DIR)/files $(CHART_DIR)/charts 2>/dev/null)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- api config/crd config/rbac config/service-provider/crd internal/distributions $(CHART_DIR)/files $(CHART_DIR)/charts; exit 1; fi
 
 ##@ Checks
 

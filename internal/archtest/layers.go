@@ -130,8 +130,8 @@ var Layers = []Layer{
 	},
 	{
 		Name:     "leaf helpers",
-		Packages: []string{"internal/naming", "internal/version", "internal/inject", "internal/redact"},
-		What:     "PURE: generated object names, the version stamp, the rules shared by injection annotations, redaction of secrets in messages",
+		Packages: []string{"internal/naming", "internal/version", "internal/inject", "internal/redact", "internal/distributions"},
+		What:     "PURE: generated object names, the version stamp, the rules shared by injection annotations, redaction of secrets in messages, the official collector distributions' components",
 		Pure:     true,
 	},
 	{

@@ -57,7 +57,15 @@ func Validate(otelcol, old *v1beta1.OpenTelemetryCollector, opts ValidateOptions
 	if spec.TargetAllocator.Enabled {
 		errs = append(errs, validateTargetAllocator(spec, raw)...)
 	}
-	errs = append(errs, validateFIPS(collectorconfig.Parse(raw), opts.FIPSDisabledComponents)...)
+	parsed := collectorconfig.Parse(raw)
+	errs = append(errs, validateFIPS(parsed, opts.FIPSDisabledComponents)...)
+	if spec.Image != "" {
+		distErrs, distWarnings := validateDistribution(parsed, spec.Image)
+		errs = append(errs, distErrs...)
+		warnings = append(warnings, distWarnings...)
+	} else {
+		warnings = append(warnings, defaultImageWarnings(parsed, opts.Manifests.CollectorImage)...)
+	}
 	return dedupe(errs), warnings
 }
 
