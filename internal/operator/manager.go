@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -17,10 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/controller/owned"
+	"github.com/otelop/otelop/internal/operator/webhookpolicy"
 	otelwebhook "github.com/otelop/otelop/internal/webhook"
 	webhookcollector "github.com/otelop/otelop/internal/webhook/collector"
 	webhookinst "github.com/otelop/otelop/internal/webhook/instrumentation"
@@ -93,7 +97,15 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		mgrOpts.LeaderElectionNamespace = leaderElectionNamespace(o)
 	}
 	if o.EnableWebhooks {
-		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir})
+		wopts := webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir}
+		if o.WebhookClientCAFile != "" {
+			clientCA, err := otelwebhook.ClientCA(o.WebhookClientCAFile)
+			if err != nil {
+				return nil, err
+			}
+			wopts.TLSOpts = append(wopts.TLSOpts, clientCA)
+		}
+		mgrOpts.WebhookServer = webhook.NewServer(wopts)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
@@ -115,13 +127,19 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if o.EnableWebhooks {
 		inst := o.Instrumentation.Options()
 		err := otelwebhook.Setup(ctx, mgr, otelwebhook.Options{
-			Collector:          webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
-			Certs:              o.Certs,
-			Instrumentation:    webhookinst.Options{Images: o.AutoInstrumentationImages, Enabled: o.Instrumentation.Enabled()},
-			PodInstrumentation: &inst,
+			Collector:            webhookcollector.Options{Manifests: base, FIPSDisabledComponents: fipsDisabled(o.FIPSDisabledComponents)},
+			Certs:                o.Certs,
+			Instrumentation:      webhookinst.Options{Images: o.AutoInstrumentationImages, Enabled: o.Instrumentation.Enabled()},
+			PodInstrumentation:   &inst,
+			RequirePodClientCert: o.WebhookClientCAFile != "",
 		})
 		if err != nil {
 			return nil, err
+		}
+		if o.operatorNetworkPolicy {
+			if err := addWebhookPolicy(mgr, o); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return mgr, nil
@@ -172,4 +190,36 @@ func fipsDisabled(list string) []string {
 		}
 	}
 	return out
+}
+
+// addWebhookPolicy adds the keeper of the NetworkPolicy that limits the webhook port (the
+// operator.networkpolicy gate).
+func addWebhookPolicy(mgr ctrl.Manager, o Options) error {
+	var from []networkingv1.NetworkPolicyPeer
+	if strings.TrimSpace(o.WebhookNetworkPolicyFrom) != "" {
+		if err := yaml.UnmarshalStrict([]byte(o.WebhookNetworkPolicyFrom), &from); err != nil {
+			return fmt.Errorf("--webhook-network-policy-from: not a list of NetworkPolicyPeer: %w", err)
+		}
+		if len(from) == 0 {
+			return fmt.Errorf("--webhook-network-policy-from: an empty list would admit no one; disable the operator.networkpolicy gate instead")
+		}
+	}
+	ns := leaderElectionNamespace(o)
+	c := mgr.GetClient()
+	return mgr.Add(&webhookpolicy.Keeper{
+		Client:      c,
+		Reader:      mgr.GetAPIReader(),
+		Namespace:   ns,
+		ServiceName: o.Certs.ServiceName,
+		WebhookPort: int32(o.WebhookPort),
+		From:        from,
+		Reached: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			return webhookinst.Reached(ctx, c, ns)
+		},
+		Settle:   5 * time.Second,
+		Attempts: 3,
+		Interval: 10 * time.Minute,
+	})
 }

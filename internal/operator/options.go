@@ -73,8 +73,20 @@ type Options struct {
 	// --enable-multi-instrumentation).
 	Instrumentation InstrumentationFlags
 
+	// WebhookNetworkPolicyFrom are the peers (a YAML or JSON list of NetworkPolicyPeer) the
+	// operator.networkpolicy gate's NetworkPolicy admits to the webhook port
+	// (--webhook-network-policy-from); empty means the API server's endpoint addresses and
+	// kube-system, verified (internal/operator/webhookpolicy).
+	WebhookNetworkPolicyFrom string
+	// WebhookClientCAFile names a PEM file of CAs (--webhook-client-ca-file): when set, the pod
+	// webhook answers only callers that present a client certificate those CAs signed (the API
+	// server, configured to present one through its admission configuration).
+	WebhookClientCAFile string
+
 	// fallbackStrategy is the operator.targetallocator.fallbackstrategy gate (set by builderOptions).
 	fallbackStrategy bool
+	// operatorNetworkPolicy is the operator.networkpolicy gate (set by builderOptions).
+	operatorNetworkPolicy bool
 
 	// SkipControllerNameValidation lets tests start several managers in one process.
 	SkipControllerNameValidation bool
@@ -162,6 +174,14 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FIPSDisabledComponents, "fips-disabled-components", o.FIPSDisabledComponents,
 		"Components the validating webhook rejects when the operator runs in FIPS mode, as kind.type (e.g. receiver.foo,exporter.bar).")
 	o.Certs.BindFlags(fs)
+	fs.StringVar(&o.WebhookNetworkPolicyFrom, "webhook-network-policy-from", o.WebhookNetworkPolicyFrom,
+		"With the operator.networkpolicy gate (on by default): the peers the operator's NetworkPolicy admits to the webhook port, as a YAML or JSON list of "+
+			"NetworkPolicyPeer (e.g. '[{ipBlock: {cidr: 10.0.0.0/24}}]'), kept even when the API server's calls do not come from them. "+
+			"Empty: the addresses of the API server's endpoints (EndpointSlices of default/kubernetes) and kube-system's pods, applied only after checking that the API server still reaches the webhook through them (else the port is left open, logged). "+
+			"Every other port of the operator's pods stays open.")
+	fs.StringVar(&o.WebhookClientCAFile, "webhook-client-ca-file", o.WebhookClientCAFile,
+		"PEM file of the CAs that sign the client certificate the API server presents to webhooks (kube-apiserver --admission-control-config-file with a kubeconfig for them). "+
+			"When set, the pod webhook refuses every caller without such a certificate (conversion and the other admission webhooks accept either). Read at start-up.")
 	bindAutoInstrumentationImageFlags(fs, &o.AutoInstrumentationImages)
 	o.Instrumentation.BindFlags(fs)
 	fs.DurationVar(&o.InstrumentationScanInterval, "instrumentation-scan-interval", o.InstrumentationScanInterval,
@@ -228,6 +248,7 @@ func (o *Options) builderOptions() (collector.Options, error) {
 	}
 	gates.apply(&b)
 	o.fallbackStrategy = gates["operator.targetallocator.fallbackstrategy"]
+	o.operatorNetworkPolicy = gates["operator.networkpolicy"]
 	return b, nil
 }
 

@@ -36,6 +36,9 @@ type Options struct {
 	// Instrumentation configures the Instrumentation webhooks (default images) and the startup
 	// upgrade of default images.
 	Instrumentation instrumentation.Options
+	// RequirePodClientCert makes the pod webhook refuse callers without a verified client
+	// certificate (the server must check them: ClientCA).
+	RequirePodClientCert bool
 }
 
 // Setup registers every webhook on mgr's webhook server and, in self mode, provisions the serving
@@ -62,7 +65,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := instrumentation.Setup(mgr, opts.Instrumentation); err != nil {
 		return fmt.Errorf("instrumentation webhooks: %w", err)
 	}
-	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests, Instrumentation: opts.PodInstrumentation}); err != nil {
+	if err := podmutation.Setup(mgr, podmutation.Options{Manifests: opts.Collector.Manifests, Instrumentation: opts.PodInstrumentation,
+		RequireClientCert: opts.RequirePodClientCert}); err != nil {
 		return fmt.Errorf("pod webhook: %w", err)
 	}
 	return nil

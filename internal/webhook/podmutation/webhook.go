@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -69,6 +70,10 @@ type Options struct {
 	// Recorder receives the Warning Events about injections not done. Nil means the manager's
 	// recorder for opentelemetry-operator; New leaves it nil (no Events).
 	Recorder recorder.EventRecorder
+	// RequireClientCert makes Setup serve Path only to callers whose TLS client certificate the
+	// webhook server verified (webhook.ClientCA): the API server, when its admission
+	// configuration gives it one. Anyone else gets 403 and nothing is read for them.
+	RequireClientCert bool
 }
 
 // Handler is the admission handler of Path. Build it with New or register it with Setup.
@@ -120,8 +125,24 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: h})
+	var handler http.Handler = &webhook.Admission{Handler: h}
+	if opts.RequireClientCert {
+		handler = RequireClientCert(handler)
+	}
+	mgr.GetWebhookServer().Register(Path, handler)
 	return nil
+}
+
+// RequireClientCert serves next only to requests over TLS whose client certificate the server
+// verified; others get 403 Forbidden.
+func RequireClientCert(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "a client certificate signed by the webhook's client CA is required", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handle admits every pod; a pod that asks for a sidecar or instrumentation it can get is

@@ -1,0 +1,156 @@
+package webhookpolicy_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/otelop/otelop/internal/operator/webhookpolicy"
+	"github.com/otelop/otelop/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e }) }
+
+var nsCount atomic.Int32
+
+const webhookPort = 9443
+
+var selector = map[string]string{"app.kubernetes.io/name": "opentelemetry-operator", "control-plane": "controller-manager"}
+
+// setup creates the operator's namespace and webhook Service and returns a Keeper for them whose
+// reachability is reached(policy as stored now).
+func setup(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*webhookpolicy.Keeper, *atomic.Int32) {
+	t.Helper()
+	ctx := context.Background()
+	ns := fmt.Sprintf("operator-%d", nsCount.Add(1))
+	g := NewWithT(t)
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "webhook-service"},
+		Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(webhookPort)}}}})).To(Succeed())
+	calls := &atomic.Int32{}
+	k := &webhookpolicy.Keeper{Client: env.Client, Reader: env.Client, Namespace: ns, ServiceName: "webhook-service", WebhookPort: webhookPort,
+		Attempts: 2,
+		Reached: func(ctx context.Context) error {
+			calls.Add(1)
+			np := &networkingv1.NetworkPolicy{}
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: webhookpolicy.DefaultName}, np)
+			if err != nil {
+				np = nil
+			}
+			return reached(np)
+		}}
+	return k, calls
+}
+
+func stored(g Gomega, k *webhookpolicy.Keeper) *networkingv1.NetworkPolicy {
+	np := &networkingv1.NetworkPolicy{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: k.Namespace, Name: webhookpolicy.DefaultName}, np)).To(Succeed())
+	return np
+}
+
+// apiServerPeers are the default peers: the API server's endpoint addresses (envtest advertises
+// a documentation address) and kube-system.
+func apiServerPeers(g Gomega) []networkingv1.NetworkPolicyPeer {
+	slices := &discoveryv1.EndpointSliceList{}
+	g.Expect(env.Client.List(context.Background(), slices, client.InNamespace("default"),
+		client.MatchingLabels{discoveryv1.LabelServiceName: "kubernetes"})).To(Succeed())
+	var peers []networkingv1.NetworkPolicyPeer
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			for _, a := range e.Addresses {
+				peers = append(peers, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: a + "/32"}})
+			}
+		}
+	}
+	g.Expect(peers).To(HaveLen(1), "envtest's API server has one address")
+	return append(peers, networkingv1.NetworkPolicyPeer{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "kube-system"}}})
+}
+
+// TestDefaultPolicyAdmitsOnlyTheAPIServer: with the gate's defaults, the operator's pods (the
+// webhook Service's selector) accept the webhook port only from the API server's endpoint
+// addresses and kube-system, and every other port from anyone; the decision is kept (no new check)
+// while the peers stay the same.
+func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
+	g := NewWithT(t)
+	k, calls := setup(t, func(*networkingv1.NetworkPolicy) error { return nil })
+	state, err := k.Sync(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	np := stored(g, k)
+	g.Expect(np.Annotations).To(HaveKeyWithValue(webhookpolicy.StateAnnotation, webhookpolicy.Restricted))
+	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(selector))
+	g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+	g.Expect(np.Spec.Ingress).To(HaveLen(2))
+	tcp := corev1.ProtocolTCP
+	g.Expect(np.Spec.Ingress[0].Ports).To(Equal([]networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(webhookPort))}}))
+	g.Expect(np.Spec.Ingress[0].From).To(Equal(apiServerPeers(g)))
+	g.Expect(np.Spec.Ingress[1].From).To(BeEmpty(), "other ports: from anyone")
+	for _, p := range np.Spec.Ingress[1].Ports {
+		if *p.Protocol == corev1.ProtocolTCP {
+			g.Expect(webhookPort >= p.Port.IntVal && webhookPort <= ptr.Deref(p.EndPort, p.Port.IntVal)).To(BeFalse(), "the webhook port is not among the open ones")
+		}
+	}
+	g.Expect(np.Spec.Ingress[1].Ports).To(HaveLen(4), "TCP below and above the webhook port, UDP, SCTP")
+
+	before := calls.Load()
+	state, err = k.Sync(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	g.Expect(calls.Load()).To(Equal(before), "decided for these peers: not checked again")
+}
+
+// TestDefaultPolicyOpensWhenItCutsOffTheAPIServer: where the API server's calls do not come from
+// its endpoints' addresses (the check fails while the port is restricted), the port is opened
+// again and the decision kept, so the webhooks keep working; a webhook that is not reached even
+// open decides nothing.
+func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
+	g := NewWithT(t)
+	k, calls := setup(t, func(np *networkingv1.NetworkPolicy) error {
+		if np != nil && np.Annotations[webhookpolicy.StateAnnotation] == webhookpolicy.Restricted {
+			return errors.New("timeout")
+		}
+		return nil
+	})
+	state, err := k.Sync(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state).To(Equal(webhookpolicy.Open))
+	np := stored(g, k)
+	g.Expect(np.Spec.Ingress[0].From).To(BeEmpty(), "the webhook port admits everyone again")
+	before := calls.Load()
+	state, err = k.Sync(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state).To(Equal(webhookpolicy.Open))
+	g.Expect(calls.Load()).To(Equal(before), "not tried again for the same peers")
+
+	down, _ := setup(t, func(*networkingv1.NetworkPolicy) error { return errors.New("connection refused") })
+	_, err = down.Sync(context.Background())
+	g.Expect(err).To(MatchError(ContainSubstring("no policy can be verified")))
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: down.Namespace, Name: webhookpolicy.DefaultName},
+		&networkingv1.NetworkPolicy{})).NotTo(Succeed(), "nothing applied while the webhook is down")
+}
+
+// TestConfiguredPeersAreKept: peers an administrator names replace the default and are kept even
+// when the check fails.
+func TestConfiguredPeersAreKept(t *testing.T) {
+	g := NewWithT(t)
+	k, _ := setup(t, func(*networkingv1.NetworkPolicy) error { return errors.New("timeout") })
+	k.From = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/24"}}}
+	state, err := k.Sync(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	g.Expect(stored(g, k).Spec.Ingress[0].From).To(Equal(k.From))
+}
