@@ -196,7 +196,9 @@ func TestForgedReviewRefusedWithClientCA(t *testing.T) {
 	in.Spec.Java.Image = "java:1"
 	in.Spec.Env = []corev1.EnvVar{{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: apiKey}}
 	g.Expect(env.Client.Create(ctx, in)).To(Succeed())
-	g.Eventually(func() error { return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(in), &v1alpha1.Instrumentation{}) }).Should(Succeed())
+	g.Eventually(func() error {
+		return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(in), &v1alpha1.Instrumentation{})
+	}).Should(Succeed())
 
 	pod := func(name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: name,
