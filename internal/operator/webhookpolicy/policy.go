@@ -87,8 +87,8 @@ type Keeper struct {
 // NeedLeaderElection: one replica decides (the policy covers every replica).
 func (k *Keeper) NeedLeaderElection() bool { return true }
 
-// Start runs Sync now and every Interval until ctx ends. Errors are logged and retried after at
-// most 30 s.
+// Start runs Sync now and every Interval until ctx ends. Errors are logged and retried after 30 s,
+// doubling up to Interval.
 func (k *Keeper) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("webhook-networkpolicy")
 	ctx = logf.IntoContext(ctx, log)
@@ -96,11 +96,15 @@ func (k *Keeper) Start(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 10 * time.Minute
 	}
+	retry := 30 * time.Second
 	for {
 		wait := interval
 		if _, err := k.Sync(ctx); err != nil {
-			wait = min(interval, 30*time.Second)
+			wait = min(interval, retry)
+			retry = min(2*retry, interval) // a lasting error (no RBAC, say) is not logged every 30 s
 			log.Error(err, "webhook NetworkPolicy not decided; retrying", "in", wait.String())
+		} else {
+			retry = 30 * time.Second
 		}
 		select {
 		case <-ctx.Done():
@@ -271,7 +275,8 @@ func Build(namespace, name string, selector map[string]string, webhookPort int32
 	portRange(&sctp, 1, 65535)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": "opentelemetry-operator"}},
+		// No managed-by label: the collector controllers' caches and pruning select on it.
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: selector},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
