@@ -65,7 +65,7 @@ Benchmarks the OpAMP bridge (cmd/operator-opamp-bridge) with many collectors, th
 as a separate process (its own binary, a config file and a kubeconfig, as in a cluster):
   1. starts kube-apiserver + etcd (internal/testenv, bin/k8s/<version>, CRDs from config/crd/bases;
      no controllers: collectors are only custom resources) and creates --collectors
-     OpenTelemetryCollector objects labelled opentelemetry.io/opamp-managed=true in --namespaces
+     OpenTelemetryCollector objects labelled opentelemetry.io/opamp-managed=opamp-bridge in --namespaces
      namespaces;
   2. starts an OpAMP server (internal/opampbridge/opamptest, opamp-go's server package) and the
      bridge, and measures the time from exec to the first effective configuration that lists every
@@ -299,7 +299,7 @@ metadata:
   name: %s
   namespace: %s
   labels:
-    %s: "true"
+    %s: opamp-bridge
 spec:
   mode: deployment
   upgradeStrategy: automatic
@@ -315,8 +315,12 @@ spec:
 `, name, ns, collectors.ManagedLabel, recv.String(), strings.Join(receivers, ", "))
 }
 
-func bridgeConfig(endpoint string) string {
+// bridgeConfig is the bridge's configuration file: the collectors' namespaces are listed, since
+// a bridge changes collectors of its own namespace only unless told (and each collector names
+// the bridge, opamp-bridge, in its managed label).
+func bridgeConfig(endpoint string, namespaces []string) string {
 	return fmt.Sprintf(`endpoint: %s
+namespaces: [%s]
 capabilities:
   AcceptsRemoteConfig: true
   ReportsEffectiveConfig: true
@@ -327,7 +331,7 @@ componentsAllowed:
   receivers: [otlp]
   processors: [batch]
   exporters: [debug]
-`, endpoint)
+`, endpoint, strings.Join(namespaces, ", "))
 }
 
 func createCollectors(ctx context.Context, c client.Client, keys []string, workers int) error {

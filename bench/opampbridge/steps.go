@@ -135,7 +135,11 @@ func (b *bench) startBridge(ctx context.Context) error {
 		_ = srv.Stop(stopCtx)
 	})
 	cfgPath := filepath.Join(b.dir, "remoteconfiguration.yaml")
-	if err := os.WriteFile(cfgPath, []byte(bridgeConfig(srv.URL)), 0o600); err != nil {
+	var nss []string
+	for i := range b.o.namespaces {
+		nss = append(nss, fmt.Sprintf("bench-%02d", i))
+	}
+	if err := os.WriteFile(cfgPath, []byte(bridgeConfig(srv.URL, nss)), 0o600); err != nil {
 		return err
 	}
 	listen, err := proc.FreeAddr()
