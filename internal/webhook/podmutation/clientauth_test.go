@@ -1,7 +1,4 @@
-// Package clientauth_test runs the pod webhook with --webhook-client-ca-file against a
-// kube-apiserver whose admission configuration presents a client certificate to webhooks: the
-// option that makes the webhook's answer independent of who can reach its port.
-package clientauth_test
+package podmutation_test
 
 import (
 	"bytes"
@@ -30,15 +27,14 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/otelop/otelop/api/v1alpha1"
-	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/testenv"
 	otelwebhook "github.com/otelop/otelop/internal/webhook"
@@ -46,75 +42,60 @@ import (
 	"github.com/otelop/otelop/internal/webhook/podmutation"
 )
 
-var (
-	env    *testenv.Env
-	mgr    ctrl.Manager
-	scheme = runtime.NewScheme()
-)
-
-// TestMain starts kube-apiserver with an admission configuration whose kubeconfig gives it a
-// client certificate for every webhook ("*"), and a manager whose webhook server trusts that
+// clientAuthEnv is a second kube-apiserver, whose admission configuration gives it a client
+// certificate for every webhook ("*"), with a manager whose webhook server trusts that
 // certificate's CA (webhook.ClientCA) and serves the pod webhook with RequireClientCert, plus the
-// Instrumentation webhooks.
-func TestMain(m *testing.M) {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(v1beta1.AddToScheme(scheme))
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+// Instrumentation webhooks. The suite's own API server presents no client certificate.
+type clientAuthEnv struct {
+	env *testenv.Env
+	mgr ctrl.Manager
 }
 
-func run(m *testing.M) (int, error) {
-	dir, err := os.MkdirTemp("", "clientauth")
+func startClientAuth(t *testing.T, requireClientCert bool) *clientAuthEnv {
+	t.Helper()
+	caFile, admissionFile, err := apiServerClientCert(t.TempDir())
 	if err != nil {
-		return 1, err
+		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	caFile, admissionFile, err := apiServerClientCert(dir)
-	if err != nil {
-		return 1, err
-	}
-	env, err = testenv.Start(testenv.Options{Scheme: scheme, WebhookInstallOptions: testenv.ShippedWebhooks(),
+	cenv, err := testenv.Start(testenv.Options{Scheme: scheme, WebhookInstallOptions: testenv.ShippedWebhooks(),
 		APIServerFlags: map[string]string{"admission-control-config-file": admissionFile}})
 	if err != nil {
-		return 1, err
+		t.Fatal(err)
 	}
-	defer func() { _ = env.Stop() }()
+	t.Cleanup(func() { _ = cenv.Stop() })
 	clientCA, err := otelwebhook.ClientCA(caFile)
 	if err != nil {
-		return 1, err
+		t.Fatal(err)
 	}
-	wio := &env.Environment.WebhookInstallOptions
-	mgr, err = ctrl.NewManager(env.Config, ctrl.Options{
+	wio := &cenv.Environment.WebhookInstallOptions
+	cmgr, err := ctrl.NewManager(cenv.Config, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		WebhookServer: crwebhook.NewServer(crwebhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort,
 			CertDir: wio.LocalServingCertDir, TLSOpts: []func(*tls.Config){clientCA}}),
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
-		return 1, err
+		t.Fatal(err)
 	}
-	if err := winstrumentation.Setup(mgr, winstrumentation.Options{}); err != nil {
-		return 1, err
+	if err := winstrumentation.Setup(cmgr, winstrumentation.Options{}); err != nil {
+		t.Fatal(err)
 	}
-	if err := podmutation.Setup(mgr, podmutation.Options{RequireClientCert: true}); err != nil {
-		return 1, err
+	if err := podmutation.Setup(cmgr, podmutation.Options{RequireClientCert: requireClientCert}); err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		_ = mgr.Start(ctx)
+		_ = cmgr.Start(ctx)
 	}()
-	defer func() { cancel(); <-stopped }()
-	for deadline := time.Now().Add(30 * time.Second); mgr.GetWebhookServer().StartedChecker()(nil) != nil; time.Sleep(50 * time.Millisecond) {
+	t.Cleanup(func() { cancel(); <-stopped })
+	for deadline := time.Now().Add(30 * time.Second); cmgr.GetWebhookServer().StartedChecker()(nil) != nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			return 1, fmt.Errorf("webhook server did not start")
+			t.Fatal("webhook server did not start")
 		}
 	}
-	return m.Run(), nil
+	return &clientAuthEnv{env: cenv, mgr: cmgr}
 }
 
 // apiServerClientCert writes a CA, a client certificate it signed for kube-apiserver, the
@@ -178,8 +159,8 @@ users:
 		plugin("MutatingAdmissionWebhook")+plugin("ValidatingAdmissionWebhook")), 0o600)
 }
 
-// apiKey is a credential in the victim's Instrumentation env.
-const apiKey = "x-api-key=victim-s3cret-29"
+// victimAPIKey is a credential in the victim's Instrumentation env.
+const victimAPIKey = "x-api-key=victim-s3cret-29"
 
 // TestForgedReviewRefusedWithClientCA is issue 29 finding 1 with the option on: a review posted
 // straight to the webhook port claiming a pod of namespace victim that asks for victim's
@@ -189,12 +170,14 @@ const apiKey = "x-api-key=victim-s3cret-29"
 func TestForgedReviewRefusedWithClientCA(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
+	ca := startClientAuth(t, true)
+	env, mgr := ca.env, ca.mgr
 	victim := "victim"
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}})).To(Succeed())
 	in := &v1alpha1.Instrumentation{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "otel"}}
 	in.Spec.Exporter.Endpoint = "http://collector:4318"
 	in.Spec.Java.Image = "java:1"
-	in.Spec.Env = []corev1.EnvVar{{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: apiKey}}
+	in.Spec.Env = []corev1.EnvVar{{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: victimAPIKey}}
 	g.Expect(env.Client.Create(ctx, in)).To(Succeed())
 	g.Eventually(func() error {
 		return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(in), &v1alpha1.Instrumentation{})
@@ -238,7 +221,7 @@ func TestForgedReviewRefusedWithClientCA(t *testing.T) {
 			headers = e.Value
 		}
 	}
-	g.Expect(headers).To(Equal(apiKey), "the API server's call, with its client certificate, is served")
+	g.Expect(headers).To(Equal(victimAPIKey), "the API server's call, with its client certificate, is served")
 
 	events := &eventsv1.EventList{}
 	g.Expect(env.Client.List(ctx, events, client.InNamespace(victim))).To(Succeed())

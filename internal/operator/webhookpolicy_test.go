@@ -1,4 +1,4 @@
-package webhookpolicy_test
+package operator_test
 
 import (
 	"context"
@@ -17,31 +17,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/otelop/otelop/internal/operator/webhookpolicy"
-	"github.com/otelop/otelop/internal/testenv"
 )
 
-var env *testenv.Env
+var policyNS atomic.Int32
 
-func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e }) }
+const policyWebhookPort = 9443
 
-var nsCount atomic.Int32
+var policySelector = map[string]string{"app.kubernetes.io/name": "opentelemetry-operator", "control-plane": "controller-manager"}
 
-const webhookPort = 9443
-
-var selector = map[string]string{"app.kubernetes.io/name": "opentelemetry-operator", "control-plane": "controller-manager"}
-
-// setup creates the operator's namespace and webhook Service and returns a Keeper for them whose
+// setupPolicy creates the operator's namespace and webhook Service and returns a Keeper for them whose
 // reachability is reached(policy as stored now).
-func setup(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*webhookpolicy.Keeper, *atomic.Int32) {
+func setupPolicy(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*webhookpolicy.Keeper, *atomic.Int32) {
 	t.Helper()
 	ctx := context.Background()
-	ns := fmt.Sprintf("operator-%d", nsCount.Add(1))
+	ns := fmt.Sprintf("operator-%d", policyNS.Add(1))
 	g := NewWithT(t)
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "webhook-service"},
-		Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(webhookPort)}}}})).To(Succeed())
+		Spec: corev1.ServiceSpec{Selector: policySelector, Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(policyWebhookPort)}}}})).To(Succeed())
 	calls := &atomic.Int32{}
-	k := &webhookpolicy.Keeper{Client: env.Client, Reader: env.Client, Namespace: ns, ServiceName: "webhook-service", WebhookPort: webhookPort,
+	k := &webhookpolicy.Keeper{Client: env.Client, Reader: env.Client, Namespace: ns, ServiceName: "webhook-service", WebhookPort: policyWebhookPort,
 		Attempts: 2,
 		Reached: func(ctx context.Context) error {
 			calls.Add(1)
@@ -55,7 +50,7 @@ func setup(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*webh
 	return k, calls
 }
 
-func stored(g Gomega, k *webhookpolicy.Keeper) *networkingv1.NetworkPolicy {
+func storedPolicy(g Gomega, k *webhookpolicy.Keeper) *networkingv1.NetworkPolicy {
 	np := &networkingv1.NetworkPolicy{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: k.Namespace, Name: webhookpolicy.DefaultName}, np)).To(Succeed())
 	return np
@@ -86,22 +81,22 @@ func apiServerPeers(g Gomega) []networkingv1.NetworkPolicyPeer {
 // while the peers stay the same.
 func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
-	k, calls := setup(t, func(*networkingv1.NetworkPolicy) error { return nil })
+	k, calls := setupPolicy(t, func(*networkingv1.NetworkPolicy) error { return nil })
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(state).To(Equal(webhookpolicy.Restricted))
-	np := stored(g, k)
+	np := storedPolicy(g, k)
 	g.Expect(np.Annotations).To(HaveKeyWithValue(webhookpolicy.StateAnnotation, webhookpolicy.Restricted))
-	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(selector))
+	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(policySelector))
 	g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
 	g.Expect(np.Spec.Ingress).To(HaveLen(2))
 	tcp := corev1.ProtocolTCP
-	g.Expect(np.Spec.Ingress[0].Ports).To(Equal([]networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(webhookPort))}}))
+	g.Expect(np.Spec.Ingress[0].Ports).To(Equal([]networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(policyWebhookPort))}}))
 	g.Expect(np.Spec.Ingress[0].From).To(Equal(apiServerPeers(g)))
 	g.Expect(np.Spec.Ingress[1].From).To(BeEmpty(), "other ports: from anyone")
 	for _, p := range np.Spec.Ingress[1].Ports {
 		if *p.Protocol == corev1.ProtocolTCP {
-			g.Expect(webhookPort >= p.Port.IntVal && webhookPort <= ptr.Deref(p.EndPort, p.Port.IntVal)).To(BeFalse(), "the webhook port is not among the open ones")
+			g.Expect(policyWebhookPort >= p.Port.IntVal && policyWebhookPort <= ptr.Deref(p.EndPort, p.Port.IntVal)).To(BeFalse(), "the webhook port is not among the open ones")
 		}
 	}
 	g.Expect(np.Spec.Ingress[1].Ports).To(HaveLen(4), "TCP below and above the webhook port, UDP, SCTP")
@@ -119,7 +114,7 @@ func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 // open decides nothing.
 func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
-	k, calls := setup(t, func(np *networkingv1.NetworkPolicy) error {
+	k, calls := setupPolicy(t, func(np *networkingv1.NetworkPolicy) error {
 		if np != nil && np.Annotations[webhookpolicy.StateAnnotation] == webhookpolicy.Restricted {
 			return errors.New("timeout")
 		}
@@ -128,7 +123,7 @@ func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(state).To(Equal(webhookpolicy.Open))
-	np := stored(g, k)
+	np := storedPolicy(g, k)
 	g.Expect(np.Spec.Ingress[0].From).To(BeEmpty(), "the webhook port admits everyone again")
 	before := calls.Load()
 	state, err = k.Sync(context.Background())
@@ -136,7 +131,7 @@ func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
 	g.Expect(state).To(Equal(webhookpolicy.Open))
 	g.Expect(calls.Load()).To(Equal(before), "not tried again for the same peers")
 
-	down, _ := setup(t, func(*networkingv1.NetworkPolicy) error { return errors.New("connection refused") })
+	down, _ := setupPolicy(t, func(*networkingv1.NetworkPolicy) error { return errors.New("connection refused") })
 	_, err = down.Sync(context.Background())
 	g.Expect(err).To(MatchError(ContainSubstring("no policy can be verified")))
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: down.Namespace, Name: webhookpolicy.DefaultName},
@@ -147,10 +142,10 @@ func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
 // when the check fails.
 func TestConfiguredPeersAreKept(t *testing.T) {
 	g := NewWithT(t)
-	k, _ := setup(t, func(*networkingv1.NetworkPolicy) error { return errors.New("timeout") })
+	k, _ := setupPolicy(t, func(*networkingv1.NetworkPolicy) error { return errors.New("timeout") })
 	k.From = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/24"}}}
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(state).To(Equal(webhookpolicy.Restricted))
-	g.Expect(stored(g, k).Spec.Ingress[0].From).To(Equal(k.From))
+	g.Expect(storedPolicy(g, k).Spec.Ingress[0].From).To(Equal(k.From))
 }
