@@ -106,6 +106,7 @@ func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(state).To(Equal(webhookpolicy.Restricted))
 	g.Expect(calls.Load()).To(Equal(before), "decided for these peers: not checked again")
+	g.Expect(storedPolicy(g, k).ResourceVersion).To(Equal(np.ResourceVersion), "and not written again (a restart writes nothing)")
 }
 
 // TestDefaultPolicyOpensWhenItCutsOffTheAPIServer: where the API server's calls do not come from

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -139,11 +140,14 @@ func (k *Keeper) Sync(ctx context.Context) (string, error) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("reading NetworkPolicy %s/%s: %w", k.Namespace, k.name(), err)
 	}
-	if err == nil && current.Annotations[PeersAnnotation] == hash && !explicit {
+	if err != nil {
+		current = nil
+	}
+	if current != nil && current.Annotations[PeersAnnotation] == hash && !explicit {
 		// Decided before for these peers: keep the decision (no new check, no outage).
 		state := current.Annotations[StateAnnotation]
 		if state == Restricted || state == Open {
-			return state, k.apply(ctx, svc.Spec.Selector, peers, state, hash)
+			return state, k.apply(ctx, current, svc.Spec.Selector, peers, state, hash)
 		}
 	}
 	if !explicit {
@@ -151,15 +155,15 @@ func (k *Keeper) Sync(ctx context.Context) (string, error) {
 		// certificate may not be in place yet). A policy of other peers that blocks the API server
 		// now (its addresses changed) is opened first, undecided.
 		if err := k.Reached(ctx); err != nil {
-			if current.Annotations[StateAnnotation] == Restricted {
-				if aerr := k.apply(ctx, svc.Spec.Selector, peers, Open, ""); aerr != nil {
+			if current != nil && current.Annotations[StateAnnotation] == Restricted {
+				if aerr := k.apply(ctx, current, svc.Spec.Selector, peers, Open, ""); aerr != nil {
 					return "", aerr
 				}
 			}
 			return "", fmt.Errorf("the API server does not reach the webhook now, so no policy can be verified: %w", err)
 		}
 	}
-	if err := k.apply(ctx, svc.Spec.Selector, peers, Restricted, hash); err != nil {
+	if err := k.apply(ctx, current, svc.Spec.Selector, peers, Restricted, hash); err != nil {
 		return "", err
 	}
 	if reachErr := k.check(ctx); reachErr != nil {
@@ -169,7 +173,7 @@ func (k *Keeper) Sync(ctx context.Context) (string, error) {
 		}
 		log.Error(reachErr, "the API server does not reach the webhook from its endpoints' addresses or kube-system; "+
 			"the webhook port is left open to every pod. Name the peers the API server calls from with --webhook-network-policy-from", "peers", peers)
-		if err := k.apply(ctx, svc.Spec.Selector, peers, Open, hash); err != nil {
+		if err := k.apply(ctx, current, svc.Spec.Selector, peers, Open, hash); err != nil {
 			return "", err
 		}
 		return Open, nil
@@ -236,13 +240,21 @@ func (k *Keeper) defaultPeers(ctx context.Context) ([]networkingv1.NetworkPolicy
 	return peers, nil
 }
 
-// apply writes the policy in state.
-func (k *Keeper) apply(ctx context.Context, selector map[string]string, peers []networkingv1.NetworkPolicyPeer, state, hash string) error {
+// apply writes the policy in state unless current (the live one, nil when there is none) is it
+// already; current becomes the written policy.
+func (k *Keeper) apply(ctx context.Context, current *networkingv1.NetworkPolicy, selector map[string]string, peers []networkingv1.NetworkPolicyPeer, state, hash string) error {
 	np := Build(k.Namespace, k.name(), selector, k.WebhookPort, peers, state == Open)
 	np.Annotations = map[string]string{StateAnnotation: state, PeersAnnotation: hash}
+	if current != nil && current.Annotations[StateAnnotation] == state && current.Annotations[PeersAnnotation] == hash &&
+		equality.Semantic.DeepEqual(current.Spec, np.Spec) {
+		return nil // in place: no write (an operator restart writes nothing)
+	}
 	//nolint:staticcheck // client.Apply with a typed object is what the other appliers here use.
 	if err := k.Client.Patch(ctx, np, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying NetworkPolicy %s/%s: %w", k.Namespace, k.name(), err)
+	}
+	if current != nil {
+		*current = *np
 	}
 	return nil
 }
