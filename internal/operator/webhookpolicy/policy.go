@@ -286,7 +286,7 @@ func Build(namespace, name string, selector map[string]string, webhookPort int32
 	portRange(&udp, 1, 65535)
 	portRange(&sctp, 1, 65535)
 	return &networkingv1.NetworkPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		// No managed-by label: the collector controllers' caches and pruning select on it.
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: networkingv1.NetworkPolicySpec{
