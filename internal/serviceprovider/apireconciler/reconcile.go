@@ -51,6 +51,13 @@ type Options[T API, C Config] struct {
 	// MaintenanceInterval is how often a Reconciler that is a Maintainer is called while the
 	// configuration is missing; default 1m.
 	MaintenanceInterval time.Duration
+	// Workers is how many objects are reconciled at the same time; default 4. One object whose
+	// clusters do not answer then does not hold up the others.
+	Workers int
+	// ReconcileTimeout bounds one reconcile of one object, every request to every cluster
+	// included (they all take its context); default 2m. A reconcile that runs out fails with
+	// the deadline in its status and is retried with backoff.
+	ReconcileTimeout time.Duration
 }
 
 // New returns a Controller.
@@ -61,12 +68,23 @@ func New[T API, C Config](opts Options[T, C]) *Controller[T, C] {
 	if opts.MaintenanceInterval <= 0 {
 		opts.MaintenanceInterval = time.Minute
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.ReconcileTimeout <= 0 {
+		opts.ReconcileTimeout = 2 * time.Minute
+	}
 	return &Controller[T, C]{opts: opts}
 }
 
 // Reconcile runs the skeleton: get, operation annotation, deferred status patch, configuration,
 // deletion or finalizer + cluster access + CreateOrUpdate, requeue at the poll interval.
 func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	// The status is written with the caller's context, so that a reconcile that ran out of time
+	// still reports why.
+	statusCtx := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	defer cancel()
 	log := ctrl.LoggerFrom(ctx)
 	obj := c.opts.NewObject()
 	if err := c.opts.Onboarding.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -88,7 +106,7 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if reterr == nil {
 			obj.SetObservedGeneration(obj.GetGeneration())
 		}
-		if err := c.patchStatus(ctx, before, obj); err != nil {
+		if err := c.patchStatus(statusCtx, before, obj); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})
 		}
 	}()
@@ -171,7 +189,9 @@ func (c *Controller[T, C]) maintain(ctx context.Context, req ctrl.Request, obj T
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("cluster access for upkeep without a provider configuration: %w", err)
+		// Access that is not granted (yet, or any more) is no reason for a backoff loop.
+		ctrl.LoggerFrom(ctx).Info("no cluster access for upkeep without a provider configuration", "reason", err.Error())
+		return ctrl.Result{RequeueAfter: c.opts.MaintenanceInterval}, nil
 	}
 	if err := m.Maintain(ctx, obj, *cc); err != nil {
 		Progressing(obj, ReasonProviderConfigMissing, readyOf(obj).Message+"; upkeep failed: "+err.Error())

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -50,6 +51,7 @@ func (c *Controller[T, C]) SetupWithManager(mgr ctrl.Manager, platform cluster.C
 	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(c.opts.ProviderName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
 		For(c.opts.NewObject(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{},
 			deletionPredicate,
