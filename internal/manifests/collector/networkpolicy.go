@@ -12,7 +12,7 @@ import (
 // networkPolicy is <name>-collector-networkpolicy when spec.networkPolicy.enabled is true: ingress to
 // the collector pods is allowed on every container port (TCP, as upstream) and nothing else.
 func (s *state) networkPolicy() *networkingv1.NetworkPolicy {
-	if e := s.col.Spec.NetworkPolicy.Enabled; e == nil || !*e || s.sidecar() {
+	if e := s.col.Spec.NetworkPolicy.Enabled; e == nil || !*e {
 		return nil
 	}
 	rule := networkingv1.NetworkPolicyIngressRule{}
