@@ -24,10 +24,10 @@ import (
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/controller/owned"
-	"github.com/otelop/otelop/internal/operator/webhookpolicy"
 	otelwebhook "github.com/otelop/otelop/internal/webhook"
 	webhookcollector "github.com/otelop/otelop/internal/webhook/collector"
 	webhookinst "github.com/otelop/otelop/internal/webhook/instrumentation"
+	"github.com/otelop/otelop/internal/webhook/networkpolicy"
 )
 
 // UserAgent identifies the operator's requests in API server audit logs and metrics.
@@ -97,15 +97,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		mgrOpts.LeaderElectionNamespace = leaderElectionNamespace(o)
 	}
 	if o.EnableWebhooks {
-		wopts := webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir}
-		if o.WebhookClientCAFile != "" {
-			clientCA, err := otelwebhook.ClientCA(o.WebhookClientCAFile)
-			if err != nil {
-				return nil, err
-			}
-			wopts.TLSOpts = append(wopts.TLSOpts, clientCA)
+		if mgrOpts.WebhookServer, err = webhookServer(o); err != nil {
+			return nil, err
 		}
-		mgrOpts.WebhookServer = webhook.NewServer(wopts)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
@@ -206,7 +200,7 @@ func addWebhookPolicy(mgr ctrl.Manager, o Options) error {
 	}
 	ns := leaderElectionNamespace(o)
 	c := mgr.GetClient()
-	return mgr.Add(&webhookpolicy.Keeper{
+	return mgr.Add(&networkpolicy.Keeper{
 		Client:      c,
 		Reader:      mgr.GetAPIReader(),
 		Namespace:   ns,
@@ -222,4 +216,18 @@ func addWebhookPolicy(mgr ctrl.Manager, o Options) error {
 		Attempts: 3,
 		Interval: 10 * time.Minute,
 	})
+}
+
+// webhookServer is the webhook server of the flags; with --webhook-client-ca-file it verifies the
+// client certificates callers present.
+func webhookServer(o Options) (webhook.Server, error) {
+	wopts := webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.Certs.CertDir}
+	if o.WebhookClientCAFile != "" {
+		clientCA, err := otelwebhook.ClientCA(o.WebhookClientCAFile)
+		if err != nil {
+			return nil, err
+		}
+		wopts.TLSOpts = append(wopts.TLSOpts, clientCA)
+	}
+	return webhook.NewServer(wopts), nil
 }

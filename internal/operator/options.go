@@ -76,7 +76,7 @@ type Options struct {
 	// WebhookNetworkPolicyFrom are the peers (a YAML or JSON list of NetworkPolicyPeer) the
 	// operator.networkpolicy gate's NetworkPolicy admits to the webhook port
 	// (--webhook-network-policy-from); empty means the API server's endpoint addresses and
-	// kube-system, verified (internal/operator/webhookpolicy).
+	// kube-system, verified (internal/webhook/networkpolicy).
 	WebhookNetworkPolicyFrom string
 	// WebhookClientCAFile names a PEM file of CAs (--webhook-client-ca-file): when set, the pod
 	// webhook answers only callers that present a client certificate those CAs signed (the API

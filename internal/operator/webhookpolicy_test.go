@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/otelop/otelop/internal/operator/webhookpolicy"
+	"github.com/otelop/otelop/internal/webhook/networkpolicy"
 )
 
 var policyNS atomic.Int32
@@ -27,7 +27,7 @@ var policySelector = map[string]string{"app.kubernetes.io/name": "opentelemetry-
 
 // setupPolicy creates the operator's namespace and webhook Service and returns a Keeper for them whose
 // reachability is reached(policy as stored now).
-func setupPolicy(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*webhookpolicy.Keeper, *atomic.Int32) {
+func setupPolicy(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) (*networkpolicy.Keeper, *atomic.Int32) {
 	t.Helper()
 	ctx := context.Background()
 	ns := fmt.Sprintf("operator-%d", policyNS.Add(1))
@@ -36,12 +36,12 @@ func setupPolicy(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) 
 	g.Expect(env.Client.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "webhook-service"},
 		Spec: corev1.ServiceSpec{Selector: policySelector, Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(policyWebhookPort)}}}})).To(Succeed())
 	calls := &atomic.Int32{}
-	k := &webhookpolicy.Keeper{Client: env.Client, Reader: env.Client, Namespace: ns, ServiceName: "webhook-service", WebhookPort: policyWebhookPort,
+	k := &networkpolicy.Keeper{Client: env.Client, Reader: env.Client, Namespace: ns, ServiceName: "webhook-service", WebhookPort: policyWebhookPort,
 		Attempts: 2,
 		Reached: func(ctx context.Context) error {
 			calls.Add(1)
 			np := &networkingv1.NetworkPolicy{}
-			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: webhookpolicy.DefaultName}, np)
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: networkpolicy.DefaultName}, np)
 			if err != nil {
 				np = nil
 			}
@@ -50,9 +50,9 @@ func setupPolicy(t *testing.T, reached func(*networkingv1.NetworkPolicy) error) 
 	return k, calls
 }
 
-func storedPolicy(g Gomega, k *webhookpolicy.Keeper) *networkingv1.NetworkPolicy {
+func storedPolicy(g Gomega, k *networkpolicy.Keeper) *networkingv1.NetworkPolicy {
 	np := &networkingv1.NetworkPolicy{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: k.Namespace, Name: webhookpolicy.DefaultName}, np)).To(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: k.Namespace, Name: networkpolicy.DefaultName}, np)).To(Succeed())
 	return np
 }
 
@@ -84,9 +84,9 @@ func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 	k, calls := setupPolicy(t, func(*networkingv1.NetworkPolicy) error { return nil })
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	g.Expect(state).To(Equal(networkpolicy.Restricted))
 	np := storedPolicy(g, k)
-	g.Expect(np.Annotations).To(HaveKeyWithValue(webhookpolicy.StateAnnotation, webhookpolicy.Restricted))
+	g.Expect(np.Annotations).To(HaveKeyWithValue(networkpolicy.StateAnnotation, networkpolicy.Restricted))
 	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(policySelector))
 	g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
 	g.Expect(np.Spec.Ingress).To(HaveLen(2))
@@ -104,7 +104,7 @@ func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 	before := calls.Load()
 	state, err = k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	g.Expect(state).To(Equal(networkpolicy.Restricted))
 	g.Expect(calls.Load()).To(Equal(before), "decided for these peers: not checked again")
 	g.Expect(storedPolicy(g, k).ResourceVersion).To(Equal(np.ResourceVersion), "and not written again (a restart writes nothing)")
 }
@@ -116,26 +116,26 @@ func TestDefaultPolicyAdmitsOnlyTheAPIServer(t *testing.T) {
 func TestDefaultPolicyOpensWhenItCutsOffTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	k, calls := setupPolicy(t, func(np *networkingv1.NetworkPolicy) error {
-		if np != nil && np.Annotations[webhookpolicy.StateAnnotation] == webhookpolicy.Restricted {
+		if np != nil && np.Annotations[networkpolicy.StateAnnotation] == networkpolicy.Restricted {
 			return errors.New("timeout")
 		}
 		return nil
 	})
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(state).To(Equal(webhookpolicy.Open))
+	g.Expect(state).To(Equal(networkpolicy.Open))
 	np := storedPolicy(g, k)
 	g.Expect(np.Spec.Ingress[0].From).To(BeEmpty(), "the webhook port admits everyone again")
 	before := calls.Load()
 	state, err = k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(state).To(Equal(webhookpolicy.Open))
+	g.Expect(state).To(Equal(networkpolicy.Open))
 	g.Expect(calls.Load()).To(Equal(before), "not tried again for the same peers")
 
 	down, _ := setupPolicy(t, func(*networkingv1.NetworkPolicy) error { return errors.New("connection refused") })
 	_, err = down.Sync(context.Background())
 	g.Expect(err).To(MatchError(ContainSubstring("no policy can be verified")))
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: down.Namespace, Name: webhookpolicy.DefaultName},
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: down.Namespace, Name: networkpolicy.DefaultName},
 		&networkingv1.NetworkPolicy{})).NotTo(Succeed(), "nothing applied while the webhook is down")
 }
 
@@ -147,6 +147,6 @@ func TestConfiguredPeersAreKept(t *testing.T) {
 	k.From = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/24"}}}
 	state, err := k.Sync(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(state).To(Equal(webhookpolicy.Restricted))
+	g.Expect(state).To(Equal(networkpolicy.Restricted))
 	g.Expect(storedPolicy(g, k).Spec.Ingress[0].From).To(Equal(k.From))
 }

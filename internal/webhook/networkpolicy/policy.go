@@ -1,4 +1,4 @@
-// Package webhookpolicy keeps the NetworkPolicy that limits who reaches the operator's webhook port
+// Package networkpolicy keeps the NetworkPolicy that limits who reaches the operator's webhook port
 // (the operator.networkpolicy feature gate). The pod webhook cannot tell an AdmissionReview the
 // API server sent from one any pod posts straight to the port, so the port is opened only to the
 // API server: by default to the addresses of the API server's endpoints (the EndpointSlices of
@@ -14,7 +14,7 @@
 // opens the webhook port again (upstream's behaviour: no policy limits it), logs why and records
 // the outcome on the NetworkPolicy, and does not try those peers again until they change. Peers
 // an administrator names are kept even when the check fails (logged as an error).
-package webhookpolicy
+package networkpolicy
 
 import (
 	"context"
@@ -32,6 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -249,8 +251,12 @@ func (k *Keeper) apply(ctx context.Context, current *networkingv1.NetworkPolicy,
 		equality.Semantic.DeepEqual(current.Spec, np.Spec) {
 		return nil // in place: no write (an operator restart writes nothing)
 	}
-	//nolint:staticcheck // client.Apply with a typed object is what the other appliers here use.
-	if err := k.Client.Patch(ctx, np, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(np)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	if err := k.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying NetworkPolicy %s/%s: %w", k.Namespace, k.name(), err)
 	}
 	if current != nil {
