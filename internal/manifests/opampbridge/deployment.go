@@ -94,8 +94,11 @@ func (s *state) container() corev1.Container {
 			InitialDelaySeconds: initialDelay,
 		}
 	}
-	// With leader election only the leader is ready, so that the Service sends collectors' opamp
-	// extensions to the replica that reports them; a single replica keeps upstream's /healthz.
+	// With leader election /readyz: every synced replica is ready, leader or standby, so that the
+	// default RollingUpdate can finish (with only the leader ready, the surge pod of a 2-replica
+	// rollout never was, issue 31 finding 2); a standby's proxy answers 503 with Retry-After and the
+	// collector's opamp extension retries until it reaches the leader. A single replica keeps
+	// upstream's /healthz.
 	readyPath := "/healthz"
 	if LeaderElection(s.bridge) {
 		readyPath = "/readyz"

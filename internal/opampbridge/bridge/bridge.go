@@ -158,10 +158,10 @@ func Run(ctx context.Context, cfg *config.Config, rc *rest.Config, opts Options)
 	if err != nil {
 		return err
 	}
-	// st says what the health endpoints report: /healthz is ok once the informers synced, /readyz
-	// once the bridge also serves (it is the leader, or runs without leader election). Only a
-	// ready replica is behind the Service and accepts agents on its proxy: agents connected to a
-	// standby would never be reported.
+	// st says what the health endpoints report: /healthz and /readyz are ok once the informers
+	// synced, on the leader and on standbys alike (see readiness). Only the replica that serves
+	// (the leader, or the only one) accepts agents on its proxy: a standby answers 503 with
+	// Retry-After, as agents connected to it would never be reported.
 	var st readiness
 	px, err := proxy.Start(proxy.Options{Addr: cfg.ListenAddr, TLS: proxyTLS, BearerToken: token,
 		MaxMessageBytes: cfg.MaxMessageBytes(), Serving: st.serving.Load, Logger: log.WithName("proxy")})
@@ -279,6 +279,17 @@ func runElected(ctx context.Context, cfg *config.Config, rc *rest.Config, opts O
 }
 
 // readiness is what /healthz and /readyz report.
+//
+// A standby is ready once its informers synced, although it does not serve: readiness is what a
+// Deployment counts to roll, and a rollout with only the leader ready can never finish. With 2
+// replicas the default RollingUpdate (maxSurge 1, maxUnavailable 0) waits for the surge pod to be
+// ready before it removes an old pod; the surge pod is a standby, so an old pod was never removed
+// and a changed OpAMPBridge never took effect (issue 31, finding 2). Recreate does not help
+// either: the Deployment would stay unavailable with 1 of 2 ready. So every synced replica is
+// ready and behind the Service; a collector's opamp extension that reaches a standby gets 503 with
+// Retry-After from the proxy (proxy.Options.Serving), retries as the OpAMP specification asks,
+// and lands on the leader. A standby that is ready can take over at once: its informers are
+// synced, all it waits for is the Lease. The body of /readyz says which of the two a replica is.
 type readiness struct {
 	synced  atomic.Bool
 	serving atomic.Bool
@@ -292,13 +303,19 @@ func (r *readiness) healthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 }
 
+// Bodies of a ready /readyz.
+const (
+	readyLeader  = "ok: serving"
+	readyStandby = "ok: standby, waiting for the leader-election Lease; the proxy answers 503 with Retry-After"
+)
+
 func (r *readiness) readyz(w http.ResponseWriter, _ *http.Request) {
 	switch {
 	case !r.synced.Load():
 		http.Error(w, "collector informers not synced yet", http.StatusServiceUnavailable)
 	case !r.serving.Load():
-		http.Error(w, "standby: another replica holds the leader-election Lease", http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(readyStandby))
 	default:
-		_, _ = w.Write([]byte("ok"))
+		_, _ = w.Write([]byte(readyLeader))
 	}
 }

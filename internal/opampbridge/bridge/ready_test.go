@@ -42,10 +42,23 @@ func postAgent(g Gomega, proxyAddr string, uid uuid.UUID, host string) int {
 	return resp.StatusCode
 }
 
-// TestOnlyTheLeaderServes runs two bridge replicas with leader election (issue 14, item 10): only
-// the leader is ready (/readyz, the Service's readiness) and accepts agents on its proxy, and
-// the agents it accepts are reported; the standby refuses them until it takes over.
-func TestOnlyTheLeaderServes(t *testing.T) {
+// readyz returns the status and body of a bridge's /readyz.
+func readyz(healthAddr string) (int, string) {
+	resp, err := http.Get("http://" + healthAddr + "/readyz")
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestStandbyReadyOnlyTheLeaderServes runs two bridge replicas with leader election. Both are
+// ready once synced (issue 31, finding 2: with only the leader ready, a Deployment of 2 replicas
+// never rolls), and /readyz says which one serves; only the leader accepts agents on its proxy
+// and reports them (issue 14, item 10), the standby answers 503 with Retry-After until it takes
+// over.
+func TestStandbyReadyOnlyTheLeaderServes(t *testing.T) {
 	g := NewWithT(t)
 	createNamespace(t, "ready")
 	srv := startServer(t)
@@ -57,21 +70,30 @@ func TestOnlyTheLeaderServes(t *testing.T) {
 		bridges[i] = startBridge(t, cfg, lease)
 	}
 	bridgeUID := connected(g, srv)
-	g.Eventually(func() []int {
-		return []int{httpStatus("http://" + bridges[0].healthAddr + "/healthz"), httpStatus("http://" + bridges[1].healthAddr + "/healthz")}
-	}, wait).Should(Equal([]int{http.StatusOK, http.StatusOK}), "both alive and synced")
-	ready := func() []int {
-		return []int{httpStatus("http://" + bridges[0].healthAddr + "/readyz"), httpStatus("http://" + bridges[1].healthAddr + "/readyz")}
+	bodies := func(g Gomega) []string {
+		var out []string
+		for _, b := range bridges {
+			code, body := readyz(b.healthAddr)
+			g.Expect(code).To(Equal(http.StatusOK), "/readyz of every synced replica, leader or standby: %s", body)
+			out = append(out, body)
+		}
+		return out
 	}
-	g.Eventually(ready, wait).Should(ConsistOf(http.StatusOK, http.StatusServiceUnavailable))
+	g.Eventually(bodies, wait).Should(ConsistOf(readyLeader, readyStandby))
 	leader := 0
-	if ready()[1] == http.StatusOK {
+	if bodies(g)[1] == readyLeader {
 		leader = 1
 	}
 	standby := 1 - leader
-	g.Expect(httpStatus("http://"+bridges[standby].healthAddr+"/healthz")).To(Equal(http.StatusOK), "the standby is alive")
 
-	g.Expect(postAgent(g, bridges[standby].proxyAddr, uuid.New(), "pod-on-standby")).To(Equal(http.StatusServiceUnavailable))
+	refused := uuid.New()
+	data, err := proto.Marshal(&protobufs.AgentToServer{InstanceUid: refused[:], SequenceNum: 1})
+	g.Expect(err).NotTo(HaveOccurred())
+	resp, err := http.Post("http://"+bridges[standby].proxyAddr+proxy.Path, "application/x-protobuf", bytes.NewReader(data))
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusServiceUnavailable), "the standby's proxy refuses agents")
+	g.Expect(resp.Header.Get("Retry-After")).To(Equal(proxy.StandbyRetryAfter), "and tells them when to try again")
 	agentUID := uuid.New()
 	g.Expect(postAgent(g, bridges[leader].proxyAddr, agentUID, "pod-on-leader")).To(Equal(http.StatusOK))
 	g.Expect(srv.Wait(wait, "the leader to report the agent", func(m map[string]*opamptest.AgentState) bool {
@@ -79,7 +101,7 @@ func TestOnlyTheLeaderServes(t *testing.T) {
 	})).To(Succeed())
 
 	bridges[leader].stop(t)
-	g.Eventually(func() int { return httpStatus("http://" + bridges[standby].healthAddr + "/readyz") }, wait).Should(Equal(http.StatusOK))
+	g.Eventually(func() string { _, body := readyz(bridges[standby].healthAddr); return body }, wait).Should(Equal(readyLeader))
 	g.Expect(postAgent(g, bridges[standby].proxyAddr, uuid.New(), "pod")).To(Equal(http.StatusOK))
 }
 

@@ -36,7 +36,7 @@ func NewFlagSet() *pflag.FlagSet {
 	fs.Duration(flagHeartbeatInterval, DefaultHeartbeatInterval, "How often health is re-sent to the OpAMP server; 0 disables the heartbeat.")
 	fs.String(flagName, DefaultName, "Name of the bridge; collectors labelled opentelemetry.io/opamp-managed=<name> are managed by it.")
 	fs.String(flagMode, string(ModeOperator), "Where collectors come from: operator (OpenTelemetryCollector resources).")
-	fs.Bool(flagLeaderElect, false, "Run several replicas: only the holder of a Lease connects to the server and applies configuration; only it is ready (/readyz) and serves the proxy.")
+	fs.Bool(flagLeaderElect, false, "Run several replicas: only the holder of a Lease connects to the server, applies configuration and serves the proxy; standbys are ready once synced (/readyz) and their proxy answers 503 with Retry-After.")
 	fs.Duration(flagSyncTimeout, DefaultSyncTimeout, "How long to wait for the first list of collectors and pods before exiting with an error; /healthz fails until then.")
 	return fs
 }

@@ -1,5 +1,6 @@
 // Package opamptest is an OpAMP management server for tests, built on opamp-go's server package. It
-// listens on 127.0.0.1 only, records every AgentToServer message, keeps each agent's latest reported
+// listens on 127.0.0.1 (or on Options.Addr: the real-node test's node address, inside its own
+// network namespace), records every AgentToServer message, keeps each agent's latest reported
 // state, and can push a remote configuration, send a restart command or drop a connection. Both
 // transports are served on the same path: WebSocket and plain HTTP polling.
 package opamptest
@@ -57,9 +58,11 @@ type Options struct {
 	Accept func(*http.Request) bool
 	// TLS, when set, makes the server speak only TLS: URL is wss:// and HTTPURL https://.
 	TLS *tls.Config
+	// Addr is the address to listen on; empty means a free port on 127.0.0.1.
+	Addr string
 }
 
-// Start runs a server on a free loopback port. Stop it with Stop (tests: t.Cleanup).
+// Start runs a server on a free loopback port (or opts.Addr). Stop it with Stop (tests: t.Cleanup).
 func Start(opts Options) (*Server, error) {
 	s := &Server{
 		srv:     server.New(nil),
@@ -69,8 +72,12 @@ func Start(opts Options) (*Server, error) {
 		changed: make(chan struct{}),
 		accept:  opts.Accept,
 	}
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
 	err := s.srv.Start(server.StartSettings{
-		ListenEndpoint: "127.0.0.1:0",
+		ListenEndpoint: addr,
 		ListenPath:     "/v1/opamp",
 		TLSConfig:      opts.TLS,
 		Settings: server.Settings{Callbacks: types.Callbacks{
@@ -80,7 +87,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := s.srv.Addr().String()
+	addr = s.srv.Addr().String()
 	s.URL = "ws://" + addr + "/v1/opamp"
 	s.HTTPURL = "http://" + addr + "/v1/opamp"
 	if opts.TLS != nil {

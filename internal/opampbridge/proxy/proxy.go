@@ -234,11 +234,17 @@ func (s *Server) Stop(ctx context.Context) error {
 	return s.httpSrv.Shutdown(ctx)
 }
 
+// StandbyRetryAfter is the Retry-After (seconds) of a standby's 503. Standbys are ready and
+// behind the Service (so that a Deployment of several replicas can roll, see package bridge), so
+// an opamp extension may reach one; OpAMP clients wait at least Retry-After before they connect
+// again, and the Service may then send them to the leader.
+const StandbyRetryAfter = "5"
+
 // guard answers 503 when not serving, enforces the bearer token and bounds message sizes.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.Serving != nil && !s.opts.Serving() {
-			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Retry-After", StandbyRetryAfter)
 			http.Error(w, "this bridge replica is a standby; connect to the leader", http.StatusServiceUnavailable)
 			return
 		}
