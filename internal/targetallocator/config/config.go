@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
+	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	promconfig "github.com/prometheus/prometheus/config"
 	yaml "go.yaml.in/yaml/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Defaults, as upstream's.
@@ -64,14 +66,18 @@ type Config struct {
 // PrometheusCR is the prometheus_cr section: discovery of ServiceMonitor, PodMonitor,
 // ScrapeConfig and Probe resources of the Prometheus Operator.
 type PrometheusCR struct {
-	Enabled                         bool
-	ScrapeInterval                  time.Duration
-	EvaluationInterval              time.Duration
-	ScrapeProtocols                 []string
-	AllowNamespaces                 []string
-	DenyNamespaces                  []string
-	SecretNamespaces                []string
-	DenyFSAccessThroughSMs          bool
+	Enabled                bool
+	ScrapeInterval         time.Duration
+	EvaluationInterval     time.Duration
+	ScrapeProtocols        []string
+	AllowNamespaces        []string
+	DenyNamespaces         []string
+	SecretNamespaces       []string
+	DenyFSAccessThroughSMs bool
+	// ScrapeClasses are scrape_classes: the Prometheus Operator's scrape classes (as in a
+	// Prometheus resource's spec.scrapeClasses), which ServiceMonitors, PodMonitors, Probes and
+	// ScrapeConfigs name in spec.scrapeClass; the default one applies to those that name none.
+	ScrapeClasses                   []monv1.ScrapeClass
 	ServiceMonitorSelector          *metav1.LabelSelector
 	ServiceMonitorNamespaceSelector *metav1.LabelSelector
 	PodMonitorSelector              *metav1.LabelSelector
@@ -270,6 +276,9 @@ func parseCR(c crFile) (PrometheusCR, error) {
 			return out, err
 		}
 	}
+	if out.ScrapeClasses, err = scrapeClasses(c.ScrapeClasses); err != nil {
+		return out, err
+	}
 	for _, s := range []struct {
 		key string
 		raw map[string]any
@@ -286,6 +295,38 @@ func parseCR(c crFile) (PrometheusCR, error) {
 	} {
 		if *s.out, err = selector(s.raw, "prometheus_cr."+s.key); err != nil {
 			return out, err
+		}
+	}
+	return out, nil
+}
+
+// scrapeClasses reads prometheus_cr.scrape_classes with the Prometheus Operator's field names;
+// names must be set and unique, and at most one class may be the default.
+func scrapeClasses(raw []any) ([]monv1.ScrapeClass, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	b, err := yaml.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus_cr.scrape_classes: %w", err)
+	}
+	var out []monv1.ScrapeClass
+	if err := sigsyaml.UnmarshalStrict(b, &out); err != nil {
+		return nil, fmt.Errorf("prometheus_cr.scrape_classes: %w", err)
+	}
+	seen, def := map[string]bool{}, ""
+	for i, c := range out {
+		switch {
+		case c.Name == "":
+			return nil, fmt.Errorf("prometheus_cr.scrape_classes[%d].name: required", i)
+		case seen[c.Name]:
+			return nil, fmt.Errorf("prometheus_cr.scrape_classes[%d].name: %q is defined twice", i, c.Name)
+		case c.Default != nil && *c.Default && def != "":
+			return nil, fmt.Errorf("prometheus_cr.scrape_classes[%d].default: %q and %q are both the default; at most one may be", i, def, c.Name)
+		}
+		seen[c.Name] = true
+		if c.Default != nil && *c.Default {
+			def = c.Name
 		}
 	}
 	return out, nil

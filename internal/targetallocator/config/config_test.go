@@ -108,3 +108,34 @@ func TestUnknownKeysWarn(t *testing.T) {
 		t.Fatalf("%v %v", cfg.Warnings, err)
 	}
 }
+
+// TestScrapeClassesAreRead: prometheus_cr.scrape_classes with the Prometheus Operator's field
+// names; a missing name, a name defined twice and two default classes are refused by path.
+func TestScrapeClassesAreRead(t *testing.T) {
+	cfg, err := Parse([]byte(`
+prometheus_cr:
+  enabled: true
+  scrape_classes:
+  - name: mtls
+    default: true
+    tlsConfig: {caFile: /tls/ca.crt}
+    relabelings: [{targetLabel: cluster, replacement: one, action: replace}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.PrometheusCR.ScrapeClasses
+	if len(c) != 1 || c[0].Name != "mtls" || c[0].Default == nil || !*c[0].Default || c[0].TLSConfig.CAFile != "/tls/ca.crt" || len(c[0].Relabelings) != 1 {
+		t.Fatalf("scrape classes: %+v", c)
+	}
+	for body, want := range map[string]string{
+		`[{default: true}]`:      "scrape_classes[0].name: required",
+		`[{name: a}, {name: a}]`: `scrape_classes[1].name: "a" is defined twice`,
+		`[{name: a, default: true}, {name: b, default: true}]`: "scrape_classes[1].default",
+		`[{name: a, tlsConfg: {}}]`:                            "scrape_classes",
+	} {
+		if _, err := Parse([]byte("prometheus_cr:\n  scrape_classes: "+body+"\n"), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", body, err, want)
+		}
+	}
+}

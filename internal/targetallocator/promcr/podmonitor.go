@@ -18,14 +18,21 @@ func PodMonitor(pm *monv1.PodMonitor, store Store, opts Options) ([]section, err
 //nolint:staticcheck // targetPort is deprecated but still served; honoured as upstream does
 func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, error) {
 	ep := pm.Spec.PodMetricsEndpoints[i]
+	class, err := t.scrapeClass(pm.Spec.ScrapeClassName)
+	if err != nil {
+		return nil, err
+	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("podMonitor/%s/%s/%d", pm.Namespace, pm.Name, i)}}
 	honor(&sc, ep.HonorLabels, ep.HonorTimestamps, ep.TrackTimestampsStaleness)
-	kubernetesSD(&sc, "pod", pm.Spec.NamespaceSelector, pm.Namespace, pm.Spec.AttachMetadata)
+	kubernetesSD(&sc, "pod", pm.Spec.NamespaceSelector, pm.Namespace, classAttachMetadata(class, pm.Spec.AttachMetadata))
 	scrapeParams(&sc, ep.Interval, ep.ScrapeTimeout, ep.Path, ep.Params, ep.Scheme, ep.ProxyConfig)
 	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS, nil); err != nil {
 		return nil, err
 	}
 	if err := t.tls(&sc, ep.TLSConfig, nil); err != nil {
+		return nil, err
+	}
+	if err := t.applyClass(&sc, class); err != nil {
 		return nil, err
 	}
 
@@ -62,10 +69,10 @@ func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, e
 	if endpoint != "" {
 		rules = append(rules, rule("target_label", "endpoint", "replacement", endpoint))
 	}
-	relabelling(&sc, rules, ep.RelabelConfigs, ep.MetricRelabelConfigs)
+	relabelling(&sc, append(rules, classRules(class)...), ep.RelabelConfigs, classMetricRelabels(class, ep.MetricRelabelConfigs))
 	s := pm.Spec
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
-	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	protocols(&sc, s.ScrapeProtocols, classFallback(class, s.FallbackScrapeProtocol))
 	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }

@@ -23,6 +23,10 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	if s.ProberSpec.URL == "" {
 		return nil, t.errf("prober.url", "required")
 	}
+	class, err := t.scrapeClass(s.ScrapeClassName)
+	if err != nil {
+		return nil, err
+	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("probe/%s/%s", p.Namespace, p.Name)}}
 	put(&sc, "scrape_interval", string(s.Interval))
 	put(&sc, "scrape_timeout", string(s.ScrapeTimeout))
@@ -53,6 +57,9 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	if err := t.tls(&sc, s.TLSConfig, nil); err != nil {
 		return nil, err
 	}
+	if err := t.applyClass(&sc, class); err != nil {
+		return nil, err
+	}
 
 	rules := []section{rule("source_labels", []string{"job"}, "target_label", "__tmp_prometheus_job_name")}
 	if s.JobName != "" {
@@ -71,7 +78,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 		rules = append(rules,
 			rule("source_labels", []string{"__address__"}, "target_label", "__param_target"),
 			rule("source_labels", []string{"__param_target"}, "target_label", "instance"))
-		rules = append(rules, relabels(st.RelabelConfigs)...)
+		rules = append(append(rules, classRules(class)...), relabels(st.RelabelConfigs)...)
 	case s.Targets.Ingress != nil:
 		in := s.Targets.Ingress
 		kubernetesSD(&sc, "ingress", in.NamespaceSelector, p.Namespace, nil)
@@ -86,14 +93,14 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 			rule("source_labels", []string{"__meta_kubernetes_namespace"}, "target_label", "namespace"),
 			rule("source_labels", []string{"__meta_kubernetes_ingress_name"}, "target_label", "ingress"),
 			rule("source_labels", []string{"__param_target"}, "target_label", "instance"))
-		rules = append(rules, relabels(in.RelabelConfigs)...)
+		rules = append(append(rules, classRules(class)...), relabels(in.RelabelConfigs)...)
 	default:
 		return nil, t.errf("targets", "one of staticConfig and ingress is required")
 	}
 	rules = append(rules, rule("target_label", "__address__", "replacement", s.ProberSpec.URL))
-	relabelling(&sc, rules, nil, s.MetricRelabelConfigs)
+	relabelling(&sc, rules, nil, classMetricRelabels(class, s.MetricRelabelConfigs))
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
-	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	protocols(&sc, s.ScrapeProtocols, classFallback(class, s.FallbackScrapeProtocol))
 	histograms(&sc, s.NativeHistogramConfig, nil)
 	return sc, nil
 }

@@ -29,6 +29,10 @@ type Options struct {
 	// system (bearerTokenFile, tlsConfig caFile/certFile/keyFile, fileSDConfigs):
 	// deny_fs_access_through_sms.
 	DenyFSAccess bool
+	// ScrapeClasses are prometheus_cr.scrape_classes; OwnNamespace is where a class's
+	// authorization secret is read (the collectors' namespace).
+	ScrapeClasses []monv1.ScrapeClass
+	OwnNamespace  string
 }
 
 type section = yaml.MapSlice

@@ -25,6 +25,10 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	if err := unsupported(s); err != nil {
 		return nil, t.errf(err.Error(), "this discovery is not supported by the target allocator; use static, file, HTTP, Kubernetes or DNS discovery")
 	}
+	class, err := t.scrapeClass(s.ScrapeClassName)
+	if err != nil {
+		return nil, err
+	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("scrapeConfig/%s/%s", c.Namespace, c.Name)}}
 	put(&sc, "honor_labels", s.HonorLabels)
 	put(&sc, "honor_timestamps", s.HonorTimestamps)
@@ -47,6 +51,9 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 		return nil, err
 	}
 	if err := t.tls(&sc, s.TLSConfig, nil); err != nil {
+		return nil, err
+	}
+	if err := t.applyClass(&sc, class); err != nil {
 		return nil, err
 	}
 
@@ -76,11 +83,11 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	if s.JobName != nil && *s.JobName != "" {
 		rules = append(rules, rule("target_label", "job", "replacement", *s.JobName))
 	}
-	rules = append(rules, relabels(s.RelabelConfigs)...)
+	rules = append(append(rules, classRules(class)...), relabels(s.RelabelConfigs)...)
 	put(&sc, "relabel_configs", rules)
-	put(&sc, "metric_relabel_configs", relabels(s.MetricRelabelConfigs))
+	put(&sc, "metric_relabel_configs", relabels(classMetricRelabels(class, s.MetricRelabelConfigs)))
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
-	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	protocols(&sc, s.ScrapeProtocols, classFallback(class, s.FallbackScrapeProtocol))
 	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }

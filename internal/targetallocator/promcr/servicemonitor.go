@@ -23,9 +23,13 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	if r := sm.Spec.ServiceDiscoveryRole; r != nil && *r == monv1.EndpointsRole {
 		role, meta = "endpoints", "__meta_kubernetes_endpoint_"
 	}
+	class, err := t.scrapeClass(sm.Spec.ScrapeClassName)
+	if err != nil {
+		return nil, err
+	}
 	sc := section{{Key: "job_name", Value: fmt.Sprintf("serviceMonitor/%s/%s/%d", sm.Namespace, sm.Name, i)}}
 	honor(&sc, ep.HonorLabels, ep.HonorTimestamps, ep.TrackTimestampsStaleness)
-	kubernetesSD(&sc, role, sm.Spec.NamespaceSelector, sm.Namespace, sm.Spec.AttachMetadata)
+	kubernetesSD(&sc, role, sm.Spec.NamespaceSelector, sm.Namespace, classAttachMetadata(class, sm.Spec.AttachMetadata))
 	scrapeParams(&sc, ep.Interval, ep.ScrapeTimeout, ep.Path, ep.Params, ep.Scheme, ep.ProxyConfig)
 	if ep.BearerTokenFile != "" {
 		if t.opts.DenyFSAccess {
@@ -47,15 +51,18 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 	if err := t.tls(&sc, safe, files); err != nil {
 		return nil, err
 	}
+	if err := t.applyClass(&sc, class); err != nil {
+		return nil, err
+	}
 
 	rules, err := serviceMonitorRules(sm, ep, meta)
 	if err != nil {
 		return nil, err
 	}
-	relabelling(&sc, rules, ep.RelabelConfigs, ep.MetricRelabelConfigs)
+	relabelling(&sc, append(rules, classRules(class)...), ep.RelabelConfigs, classMetricRelabels(class, ep.MetricRelabelConfigs))
 	s := sm.Spec
 	limits(&sc, s.SampleLimit, s.TargetLimit, s.LabelLimit, s.LabelNameLengthLimit, s.LabelValueLengthLimit, s.KeepDroppedTargets)
-	protocols(&sc, s.ScrapeProtocols, s.FallbackScrapeProtocol)
+	protocols(&sc, s.ScrapeProtocols, classFallback(class, s.FallbackScrapeProtocol))
 	histograms(&sc, s.NativeHistogramConfig, s.BodySizeLimit)
 	return sc, nil
 }

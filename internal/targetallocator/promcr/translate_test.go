@@ -2,6 +2,7 @@ package promcr
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,91 @@ func TestCredentialsAreNeverDropped(t *testing.T) {
 	pr := loaded[indexOf(loaded, "probe/team-a/pr")].HTTPClientConfig
 	if pr.Authorization == nil || pr.Authorization.Credentials != promcommon.Secret("tok-123") {
 		t.Errorf("probe: authorization = %+v, want the token", pr.Authorization)
+	}
+}
+
+// TestScrapeClasses: prometheus_cr.scrape_classes as the Prometheus Operator applies them. A
+// ServiceMonitor naming "mtls" gets its TLS files and authorization (it set neither), its
+// relabelings after the generated rules and before its own, its metric relabelings before its
+// own, and its fallback protocol; a PodMonitor naming none gets the default class, but keeps its
+// own basic auth; a Probe naming an undefined class is left out with an error naming
+// spec.scrapeClass.
+func TestScrapeClasses(t *testing.T) {
+	relabel := func(label, value string) monv1.RelabelConfig {
+		return monv1.RelabelConfig{TargetLabel: label, Replacement: ptr.To(value), Action: "Replace"}
+	}
+	proto := monv1.ScrapeProtocol("PrometheusText0.0.4")
+	opts := Options{OwnNamespace: "obs", ScrapeClasses: []monv1.ScrapeClass{
+		{Name: "base", Default: ptr.To(true), Relabelings: []monv1.RelabelConfig{relabel("cluster", "one")}},
+		{Name: "mtls", FallbackScrapeProtocol: &proto,
+			TLSConfig:         &monv1.TLSConfig{TLSFilesConfig: monv1.TLSFilesConfig{CAFile: "/tls/ca.crt", CertFile: "/tls/tls.crt", KeyFile: "/tls/tls.key"}},
+			Authorization:     &monv1.Authorization{SafeAuthorization: monv1.SafeAuthorization{Credentials: ptr.To(sel("class-token", "token"))}},
+			Relabelings:       []monv1.RelabelConfig{relabel("mesh", "yes")},
+			MetricRelabelings: []monv1.RelabelConfig{{SourceLabels: []monv1.LabelName{"__name__"}, Regex: "class_.*", Action: "Drop"}}},
+	}}
+	s := mapStore{"secret/obs/class-token/token": "class-secret", "secret/team-a/creds/user": "scraper", "secret/team-a/creds/pass": "s3cret"}
+	r := Resources{
+		ServiceMonitors: []*monv1.ServiceMonitor{{ObjectMeta: metav1.ObjectMeta{Name: "sm", Namespace: "team-a"},
+			Spec: monv1.ServiceMonitorSpec{ScrapeClassName: ptr.To("mtls"), Endpoints: []monv1.Endpoint{{Port: "metrics",
+				RelabelConfigs:       []monv1.RelabelConfig{relabel("own", "rule")},
+				MetricRelabelConfigs: []monv1.RelabelConfig{{SourceLabels: []monv1.LabelName{"__name__"}, Regex: "own_.*", Action: "Drop"}}}}}}},
+		PodMonitors: []*monv1.PodMonitor{{ObjectMeta: metav1.ObjectMeta{Name: "pm", Namespace: "team-a"},
+			Spec: monv1.PodMonitorSpec{PodMetricsEndpoints: []monv1.PodMetricsEndpoint{{Port: ptr.To("metrics"),
+				HTTPConfigWithProxy: monv1.HTTPConfigWithProxy{HTTPConfig: monv1.HTTPConfig{HTTPConfigWithoutTLS: monv1.HTTPConfigWithoutTLS{
+					BasicAuth: &monv1.BasicAuth{Username: sel("creds", "user"), Password: sel("creds", "pass")}}}}}}}}},
+		Probes: []*monv1.Probe{{ObjectMeta: metav1.ObjectMeta{Name: "pr", Namespace: "team-a"},
+			Spec: monv1.ProbeSpec{ScrapeClassName: ptr.To("nope"), ProberSpec: monv1.ProberSpec{URL: "blackbox:9115"},
+				Targets: monv1.ProbeTargets{StaticConfig: &monv1.ProbeTargetStaticConfig{Targets: []string{"https://example.test"}}}}}},
+	}
+	scs, errs := Translate(r, s, opts)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `spec.scrapeClass: scrape class "nope" is not defined`) {
+		t.Fatalf("errors: %v, want one naming the Probe's spec.scrapeClass", errs)
+	}
+	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
+	if len(errs) > 0 || len(loaded) != 2 {
+		t.Fatalf("loaded %d of 2: %v", len(loaded), errs)
+	}
+	sm := loaded[indexOf(loaded, "serviceMonitor/team-a/sm/0")]
+	tls := sm.HTTPClientConfig.TLSConfig
+	if tls.CAFile != "/tls/ca.crt" || tls.CertFile != "/tls/tls.crt" || tls.KeyFile != "/tls/tls.key" {
+		t.Errorf("class TLS files: %+v", tls)
+	}
+	if a := sm.HTTPClientConfig.Authorization; a == nil || a.Credentials != promcommon.Secret("class-secret") {
+		t.Errorf("class authorization: %+v", a)
+	}
+	if sm.ScrapeFallbackProtocol != "PrometheusText0.0.4" {
+		t.Errorf("fallback protocol: %q", sm.ScrapeFallbackProtocol)
+	}
+	order := func(rules []string, labels ...string) []int {
+		var at []int
+		for _, l := range labels {
+			i := slices.Index(rules, l)
+			at = append(at, i)
+		}
+		return at
+	}
+	var targets, metrics []string
+	for _, rc := range sm.RelabelConfigs {
+		targets = append(targets, rc.TargetLabel)
+	}
+	for _, rc := range sm.MetricRelabelConfigs {
+		metrics = append(metrics, rc.Regex.String())
+	}
+	if at := order(targets, "endpoint", "mesh", "own"); at[0] < 0 || !(at[0] < at[1] && at[1] < at[2]) || slices.Contains(targets, "cluster") {
+		t.Errorf("relabel order (generated, class, own; no default class): %v", targets)
+	}
+	if at := order(metrics, "class_.*", "own_.*"); at[0] < 0 || at[0] > at[1] {
+		t.Errorf("metric relabel order (class, own): %v", metrics)
+	}
+	pm := loaded[indexOf(loaded, "podMonitor/team-a/pm/0")]
+	if pm.HTTPClientConfig.BasicAuth == nil || pm.HTTPClientConfig.Authorization != nil {
+		t.Errorf("the PodMonitor's own basic auth must stay and the class's authorization stay out: %+v", pm.HTTPClientConfig)
+	}
+	var pmTargets []string
+	for _, rc := range pm.RelabelConfigs {
+		pmTargets = append(pmTargets, rc.TargetLabel)
+	}
+	if !slices.Contains(pmTargets, "cluster") {
+		t.Errorf("the default class's relabeling is missing: %v", pmTargets)
 	}
 }

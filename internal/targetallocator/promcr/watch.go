@@ -224,7 +224,7 @@ func (w *Watcher) build(ctx context.Context, active []*kind, nsInf cache.SharedI
 	}
 	sortResources(&res)
 	store := newAPIStore(ctx, w.Client, w.secretNamespaces())
-	translated, errs := Translate(res, store, Options{DenyFSAccess: w.CR.DenyFSAccessThroughSMs})
+	translated, errs := Translate(res, store, Options{DenyFSAccess: w.CR.DenyFSAccessThroughSMs, ScrapeClasses: w.CR.ScrapeClasses, OwnNamespace: w.OwnNamespace})
 	scs, changed, loadErrs := loader.Load(translated, Global{ScrapeInterval: w.CR.ScrapeInterval, ScrapeProtocols: w.CR.ScrapeProtocols}, log)
 	if changed {
 		for _, err := range append(errs, loadErrs...) {

@@ -128,6 +128,9 @@ func TestWatcherSelectsResolvesAndFollows(t *testing.T) {
 			ScrapeConfigSelector:            &metav1.LabelSelector{},
 			ScrapeConfigNamespaceSelector:   &metav1.LabelSelector{},
 			// ProbeSelector null: no Probe.
+			// team-a's ServiceMonitor reads its Secret there: allowed explicitly (the default
+			// is the collectors' namespace only).
+			SecretNamespaces: []string{"obs", "team-a"},
 		},
 		OwnNamespace: "obs", OnChange: got.set, MinInterval: 100 * time.Millisecond, Resync: 500 * time.Millisecond,
 	}
