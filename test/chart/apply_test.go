@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 	"github.com/otelop/otelop/internal/testenv"
 )
 
@@ -102,7 +103,7 @@ func TestServerSideDryRun(t *testing.T) {
 	for name, r := range map[string]release{
 		"default":                     {},
 		"kube-stack CRDs release":     {values: flux.CRDsValues()},
-		"kube-stack workload release": {name: "workload", namespace: "otel-workload", values: flux.WorkloadValues(user, []string{"pull"})},
+		"kube-stack workload release": {name: "workload", namespace: "otel-workload", values: flux.WorkloadValues(user, []string{"pull"}, instance.ID("default", "otel"))},
 		"cert-manager":                {values: map[string]any{"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}}}},
 		"cert-manager issuerRef": {values: map[string]any{"admissionWebhooks": map[string]any{"certManager": map[string]any{
 			"enabled": true, "issuerRef": map[string]any{"kind": "ClusterIssuer", "name": "corp", "group": "cert-manager.io"},
@@ -129,6 +130,42 @@ func TestServerSideDryRun(t *testing.T) {
 			"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
 				"whenUnsatisfiable": "ScheduleAnyway", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "opentelemetry-operator"}}}},
 		}},
+		// Upstream chart values this chart carries out (ServiceMonitor and PrometheusRule are left
+		// out: the API server has no prometheus-operator CRDs).
+		"upstream values": {name: "up", values: map[string]any{
+			"namespaceOverride":            "otel-override",
+			"revisionHistoryLimit":         3,
+			"minReadySeconds":              5,
+			"additionalLabels":             map[string]any{"team": "{{ .Release.Name }}-obs"},
+			"hostNetwork":                  true,
+			"automountServiceAccountToken": false,
+			"pdb":                          map[string]any{"create": true, "maxUnavailable": 1},
+			"crds":                         map[string]any{"annotations": map[string]any{"example.com/owner": "platform"}},
+			"extraObjects": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": `{{ include "opentelemetry-operator.fullname" . }}-extra`, "namespace": "otel-override"}}},
+			"manager": map[string]any{
+				"image":                    map[string]any{"imagePullPolicy": "Always"},
+				"env":                      map[string]any{"ENABLE_WEBHOOKS": "true", "GOGC": "50"},
+				"featureGatesMap":          map[string]any{"operator.targetallocator.fallbackstrategy": true, "operand.networkpolicy": false},
+				"autoInstrumentationImage": map[string]any{"java": map[string]any{"repository": "example.org/java", "tag": "2.0"}},
+				"autoInstrumentation":      map[string]any{"go": map[string]any{"enabled": true}},
+				"metrics":                  map[string]any{"secure": false},
+				"serviceAnnotations":       map[string]any{"a": "b"},
+				"rolling":                  true,
+				"ports":                    map[string]any{"pprofPort": 6060},
+			},
+			"admissionWebhooks": map[string]any{
+				"failurePolicy":      "Ignore",
+				"pods":               map[string]any{"failurePolicy": "Fail"},
+				"namePrefix":         "0000",
+				"timeoutSeconds":     15,
+				"namespaceSelector":  map[string]any{"matchLabels": map[string]any{"otel": "on"}},
+				"objectSelector":     map[string]any{"matchExpressions": []any{map[string]any{"key": "skip-otel", "operator": "DoesNotExist"}}},
+				"serviceAnnotations": map[string]any{"c": "d"},
+				"autoGenerateCert":   map[string]any{"certPeriodDays": 90},
+			},
+		}},
+		"webhooks off": {values: map[string]any{"admissionWebhooks": map[string]any{"create": false}, "role": map[string]any{"create": false}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if r.namespace == "" {
@@ -136,6 +173,7 @@ func TestServerSideDryRun(t *testing.T) {
 			}
 			objs := render(t, r)
 			ensureNamespace(t, e.Client, r.namespace)
+			ensureNamespace(t, e.Client, "otel-override")
 			applyAll(t, e.Client, objs, true)
 		})
 	}

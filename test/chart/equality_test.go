@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/internal/webhook/certs"
 	"github.com/otelop/otelop/test/chart/internal/configrender"
@@ -39,6 +40,8 @@ func chartName(kind, name string) string {
 		return full + "-webhook"
 	case "webhook-cert":
 		return full + "-controller-manager-service-cert"
+	case "metrics-reader": // upstream's chart name, which users' ClusterRoleBindings point at
+		return full + "-metrics"
 	case "mutating-webhook-configuration":
 		return full + "-mutation"
 	case "validating-webhook-configuration":
@@ -73,6 +76,10 @@ func mapValue(v any) any {
 	}
 	return v
 }
+
+// defaultCollectorImage is the --collector-image the chart passes by default: the -k8s
+// distribution (upstream's chart's default) at the operator's collector version.
+var defaultCollectorImage = collector.DefaultCollectorImageRepository + "-k8s:" + collector.DefaultCollectorVersion
 
 func renderConfigDefault(t testing.TB) []*unstructured.Unstructured {
 	t.Helper()
@@ -224,6 +231,8 @@ func compareDeployment(t *testing.T, c, h *unstructured.Unstructured) {
 	for k, v := range want {
 		want[k] = strings.Join(mapStrings(strings.Split(v, ",")), ",")
 	}
+	// The chart's own default, as upstream's chart: collectors run the -k8s distribution.
+	want["collector-image"] = defaultCollectorImage
 	if got := flags(hc["args"].([]any)); !reflect.DeepEqual(want, got) {
 		t.Errorf("manager flags differ:\nconfig/default (names mapped): %v\nchart:                         %v", want, got)
 	}

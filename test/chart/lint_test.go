@@ -8,6 +8,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint/support"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 	"github.com/otelop/otelop/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ func TestLint(t *testing.T) {
 	for name, vals := range map[string]map[string]any{
 		"default":                     nil,
 		"kube-stack CRDs release":     flux.CRDsValues(),
-		"kube-stack workload release": flux.WorkloadValues(nil, []string{"pull"}),
+		"kube-stack workload release": flux.WorkloadValues(nil, []string{"pull"}, instance.ID("default", "otel")),
 		"cert-manager":                {"admissionWebhooks": map[string]any{"certManager": map[string]any{"enabled": true}}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -55,6 +55,13 @@ func tryRender(t testing.TB, r release) ([]*unstructured.Unstructured, error) {
 // renderChart renders ch as `helm install --dry-run` does for release r.
 func renderChart(t testing.TB, ch *chart.Chart, r release) ([]*unstructured.Unstructured, error) {
 	t.Helper()
+	objs, _, err := renderChartNotes(t, ch, r)
+	return objs, err
+}
+
+// renderChartNotes is renderChart that also returns the release notes (NOTES.txt).
+func renderChartNotes(t testing.TB, ch *chart.Chart, r release) ([]*unstructured.Unstructured, string, error) {
+	t.Helper()
 	if r.name == "" {
 		r.name = "otel"
 	}
@@ -69,7 +76,7 @@ func renderChart(t testing.TB, ch *chart.Chart, r release) ([]*unstructured.Unst
 	install.KubeVersion = &chartutil.KubeVersion{Version: testenv.K8sVersion, Major: "1", Minor: "37"}
 	rel, err := install.Run(ch, r.values)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	manifests := releaseutil.SplitManifests(rel.Manifest)
 	keys := make([]string, 0, len(manifests))
@@ -86,18 +93,18 @@ func renderChart(t testing.TB, ch *chart.Chart, r release) ([]*unstructured.Unst
 		}
 		data, err := yaml.YAMLToJSON([]byte(doc))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if string(data) == "null" || string(data) == "{}" {
 			continue
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("%w in\n%s", err, doc)
+			return nil, "", fmt.Errorf("%w in\n%s", err, doc)
 		}
 		out = append(out, u)
 	}
-	return out, nil
+	return out, rel.Info.Notes, nil
 }
 
 func sortManifestKeys(keys []string) {

@@ -17,8 +17,15 @@ func TestSchemaRejectsWrongTypes(t *testing.T) {
 		{map[string]any{"opentelemetry-operator": map[string]any{"enabled": "false"}}, "opentelemetry-operator.enabled"},
 		{map[string]any{"imagePullSecrets": []any{map[string]any{"name": 3}}}, "imagePullSecrets.0"},
 		{map[string]any{"crds": map[string]any{"installOtel": "true"}}, "crds.installOtel"},
+		// Strict: a key neither this chart nor upstream's has (a typo) is refused, not ignored.
+		{map[string]any{"manager": map[string]any{"extraArg": []any{"--x"}}}, "manager"},
+		{map[string]any{"opentelemetry-operator": map[string]any{"someFutureValue": 1}}, "someFutureValue"},
+		{map[string]any{"admissionWebhooks": map[string]any{"failurePolicy": "fail"}}, "admissionWebhooks.failurePolicy"},
 	} {
 		_, err := tryRender(t, release{values: tc.values})
+		if tc.path == "manager" && err != nil && !strings.Contains(err.Error(), "extraArg") {
+			t.Errorf("%v: error does not name the unknown key extraArg: %v", tc.values, err)
+		}
 		if err == nil {
 			t.Errorf("%v: rendered without error", tc.values)
 			continue

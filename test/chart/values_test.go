@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/otelop/otelop/internal/serviceprovider/flux"
+	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
 const full = "otel-opentelemetry-operator" // full name of release "otel"
@@ -85,7 +86,8 @@ func TestKubeStackCRDsRelease(t *testing.T) {
 }
 
 // TestKubeStackWorkloadRelease: the service provider's workload release (flux.WorkloadValues)
-// gets the operator without CRDs, with the user's operator values applied.
+// gets the operator without CRDs and without admission webhooks, named after the instance, with
+// the user's operator values applied.
 func TestKubeStackWorkloadRelease(t *testing.T) {
 	user := map[string]any{"opentelemetry-operator": map[string]any{
 		"manager": map[string]any{"extraEnvs": []any{map[string]any{"name": "GOMEMLIMIT", "value": "200MiB"}}},
@@ -94,26 +96,33 @@ func TestKubeStackWorkloadRelease(t *testing.T) {
 			"autoGenerateCert": map[string]any{"enabled": true},
 		},
 	}}
-	objs := render(t, release{values: flux.WorkloadValues(user, []string{"registry-pull"})})
+	id := instance.ID("default", "otel")
+	wfull := instance.WorkloadHelmReleaseName(id)
+	objs := render(t, release{values: flux.WorkloadValues(user, []string{"registry-pull"}, id)})
 	if n := crdCount(objs); n != 0 {
 		t.Errorf("workload release rendered %d CRDs, want none", n)
 	}
 	for _, k := range operatorKinds {
-		if kinds(objs)[k] == 0 {
-			t.Errorf("no %s rendered", k)
+		webhookKind := strings.HasSuffix(k, "WebhookConfiguration")
+		if got := kinds(objs)[k] != 0; got == webhookKind {
+			t.Errorf("%s rendered: %v, want %v (the workload operator serves no webhooks)", k, got, !webhookKind)
 		}
 	}
-	env := manager(t, objs)["env"]
-	if !reflect.DeepEqual(env, []any{map[string]any{"name": "GOMEMLIMIT", "value": "200MiB"}}) {
+	d := find(objs, "Deployment", wfull)
+	if d == nil {
+		t.Fatalf("no Deployment %s: %v", wfull, names(objs))
+	}
+	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	m := cs[0].(map[string]any)
+	if env := m["env"]; !reflect.DeepEqual(env, []any{map[string]any{"name": "GOMEMLIMIT", "value": "200MiB"}}) {
 		t.Errorf("manager env = %v, want the user's extraEnvs", env)
 	}
-	d := find(objs, "Deployment", full)
 	ps, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "imagePullSecrets")
 	if !reflect.DeepEqual(ps, []any{map[string]any{"name": "registry-pull"}}) {
 		t.Errorf("imagePullSecrets = %v, want the provider's pull secret", ps)
 	}
-	if !hasArg(t, objs, "--webhook-cert-mode=self") {
-		t.Errorf("args %v lack --webhook-cert-mode=self", args(t, objs))
+	if !hasArgIn(objs, wfull, "--enable-webhooks=false") || find(objs, "Service", wfull+"-webhook") != nil {
+		t.Errorf("args %v: the workload operator must run without webhooks and webhook Service", m["args"])
 	}
 }
 
@@ -122,18 +131,15 @@ func TestKubeStackWorkloadRelease(t *testing.T) {
 func TestKubeStackKeysIgnored(t *testing.T) {
 	want := render(t, release{})
 	got := render(t, release{values: map[string]any{
-		"collectors":       map[string]any{"daemon": map[string]any{"enabled": true, "mode": "daemonset"}},
-		"instrumentation":  map[string]any{"enabled": true},
-		"kubeStateMetrics": map[string]any{"enabled": true},
-		"nodeExporter":     map[string]any{"enabled": true},
-		"clusterRole":      map[string]any{"enabled": true, "rules": []any{}},
-		"cleanupJob":       map[string]any{"enabled": true},
-		"defaultCRConfig":  map[string]any{"enabled": true},
-		"crds":             map[string]any{"installPrometheus": true},
-		"opentelemetry-operator": map[string]any{
-			"enabled":         true,
-			"someFutureValue": map[string]any{"x": 1},
-		},
+		"collectors":             map[string]any{"daemon": map[string]any{"enabled": true, "mode": "daemonset"}},
+		"instrumentation":        map[string]any{"enabled": true},
+		"kubeStateMetrics":       map[string]any{"enabled": true},
+		"nodeExporter":           map[string]any{"enabled": true},
+		"clusterRole":            map[string]any{"enabled": true, "rules": []any{}},
+		"cleanupJob":             map[string]any{"enabled": true},
+		"defaultCRConfig":        map[string]any{"enabled": true},
+		"crds":                   map[string]any{"installPrometheus": true},
+		"opentelemetry-operator": map[string]any{"enabled": true},
 	}})
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("kube-stack-only keys changed the rendered objects")

@@ -120,17 +120,22 @@ ClusterRoles, the leader-election Lease, CRDs) are kept. Argument: list $ config
     "mutating-webhook-configuration" (printf "%s-mutation" $full)
     "validating-webhook-configuration" (printf "%s-validation" $full)
     "controller-manager-metrics-service" $full
-    "metrics-service" $full -}}
+    "metrics-service" $full
+    "metrics-reader" (printf "%s-metrics" $full) -}}
 {{- if hasKey $fixed $suffix -}}{{ get $fixed $suffix }}
 {{- else -}}{{ printf "%s-%s" $full (regexReplaceAll "-(role|rolebinding|binding)$" $suffix "") }}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* Selector labels of the manager's pods. */}}
+{{/*
+Selector labels of the manager's pods: name and component, the same pair as upstream's chart, so
+that `helm upgrade` of a release made with upstream's chart keeps the Deployment (its selector is
+immutable). The release is told apart by app.kubernetes.io/instance, which is a label of every
+object but not part of the selector (as upstream's).
+*/}}
 {{- define "otelop.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "otelop.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller-manager
 {{- end -}}
 
@@ -157,15 +162,20 @@ app.kubernetes.io/component: {{ printf "shard-%s" .instance.shard | trunc 63 | t
 {{- define "otelop.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "otelop.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | replace "+" "_" | trunc 63 | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: opentelemetry-operator
+{{- $v := include "otelop.values" . | fromJson }}
+{{- with $v.additionalLabels }}
+{{ tpl (toYaml .) $ }}
+{{- end }}
 {{- end -}}
 
 {{/* The cert-manager annotation that injects the CA bundle, in cert-manager mode. */}}
 {{- define "otelop.injectCA" -}}
 {{- if eq (include "otelop.certMode" .) "cert-manager" -}}
-cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" .Release.Namespace (include "otelop.fullname" .) }}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" (include "otelop.namespace" .) (include "otelop.fullname" .) }}
 {{- end -}}
 {{- end -}}
 
@@ -182,4 +192,62 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" .Release.Namespac
 {{- if kindIs "string" . -}}{{ $out = append $out (dict "name" .) }}{{- else -}}{{ $out = append $out . }}{{- end -}}
 {{- end -}}
 {{- if $out }}{{ toYaml $out }}{{ end -}}
+{{- end -}}
+
+{{/* Namespace of the release's namespaced objects: namespaceOverride, else the release namespace. */}}
+{{- define "otelop.namespace" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- default .Release.Namespace $v.namespaceOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The collector version of the operator this chart installs (internal/manifests/collector
+DefaultCollectorVersion; test/chart checks that they agree). It is the tag of the default collector
+image when manager.collectorImage.tag is empty.
+*/}}
+{{- define "otelop.collectorVersion" -}}0.140.0{{- end -}}
+
+{{/*
+An image flag's value from {repository, tag}: "repository:tag"; a repository alone gets the
+default tag; nothing when both are empty (the operator's built-in default applies); a tag alone is
+refused. Argument: dict "image" <map> "defaultTag" <string> "key" <values path, for messages>.
+*/}}
+{{- define "otelop.imageRef" -}}
+{{- $i := .image | default dict -}}
+{{- $repo := toString ($i.repository | default "") -}}
+{{- $tag := toString ($i.tag | default "") -}}
+{{- if $repo -}}
+{{- $tag = default .defaultTag $tag -}}
+{{- if $tag }}{{ printf "%s:%s" $repo $tag }}{{ else }}{{ fail (printf "%s.repository is set without %s.tag, and this image has no default tag: set %s.tag too" .key .key .key) }}{{ end -}}
+{{- else if $tag -}}
+{{- fail (printf "%s.tag is set without %s.repository: set %s.repository too (or remove the tag)" .key .key .key) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the MutatingWebhookConfiguration: <namePrefix><fullname>-mutation (namePrefix orders
+  it among the cluster's mutating webhooks, as upstream's admissionWebhooks.namePrefix). */}}
+{{- define "otelop.mutatingName" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- $p := toString (dig "admissionWebhooks" "namePrefix" "" $v) -}}
+{{- printf "%s-%s" $p (include "otelop.fullname" .) | trimPrefix "-" }}-mutation
+{{- end -}}
+
+{{/* The webhooks are served unless admissionWebhooks.create is false (then the chart renders no
+  webhook configuration, webhook Service or certificate, and the operator runs with
+  --enable-webhooks=false). */}}
+{{- define "otelop.webhooksEnabled" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- if and (include "otelop.operatorEnabled" .) (ne (toString (dig "admissionWebhooks" "create" true $v)) "false") }}true{{ end -}}
+{{- end -}}
+
+{{/* --feature-gates from manager.featureGates (a string) and manager.featureGatesMap (gate: bool,
+  false written as -gate), joined; a later entry wins in the operator. */}}
+{{- define "otelop.featureGates" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- $out := list -}}
+{{- with $v.manager.featureGates }}{{ $out = append $out (toString .) }}{{ end -}}
+{{- range $k, $on := ($v.manager.featureGatesMap | default dict) -}}
+{{- if eq (toString $on) "true" }}{{ $out = append $out $k }}{{ else }}{{ $out = append $out (printf "-%s" $k) }}{{ end -}}
+{{- end -}}
+{{- join "," $out -}}
 {{- end -}}
