@@ -155,7 +155,8 @@ func Start(t *testing.T, ctx context.Context, o Options) *Env {
 			t.Fatalf("%s: %d webhooks for %v, want at least %d", side, n, o.Resources, o.MinWebhooks)
 		}
 	}
-	if err := RouteConversion(ctx, e.Admin, o.Name, ports[Otelop], ca.PEM(), o.ConvertCRDs...); err != nil {
+	// a field owner of its own: the CRDs were applied as o.Name, whose other fields must stay
+	if err := RouteConversion(ctx, e.Admin, o.Name+"-conversion", ports[Otelop], ca.PEM(), o.ConvertCRDs...); err != nil {
 		t.Fatal(err)
 	}
 	if o.Prepare != nil {
