@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/testenv"
 )
 
@@ -384,5 +385,84 @@ func TestUpstreamValuesRefusedMessage(t *testing.T) {
 		if !hasArg(t, objs, "--webhook-cert-mode=cert-manager") {
 			t.Errorf("upstream %s's values: args %v lack cert-manager mode", version, args(t, objs))
 		}
+	}
+}
+
+// TestUpstreamCIValues renders this chart with the values files upstream tests its charts with
+// (ci/ of operator charts 0.101.0 and 0.122.0; opentelemetry-kube-stack 0.20.3's values.yaml and
+// ci/): each installs, or is refused with a message naming the key, as listed here.
+func TestUpstreamCIValues(t *testing.T) {
+	root := filepath.Join(testenv.RepoRoot(), "..", "shared", "fixtures", "upstream-helm-charts")
+	refusedBy := map[string]string{
+		"opentelemetry-operator-0.122.0/ci/manager-config-values.yaml": "manager.config",
+		"opentelemetry-operator-0.122.0/ci/feature-gates-values.yaml":  "operator.clusterobservability",
+	}
+	var files []string
+	for _, version := range upstreamVersions {
+		m, _ := filepath.Glob(filepath.Join(upstreamChartDir(t, version), "ci", "*.yaml"))
+		files = append(files, m...)
+	}
+	stack, _ := filepath.Glob(filepath.Join(root, "opentelemetry-kube-stack-0.20.3", "ci", "*.yaml"))
+	files = append(append(files, filepath.Join(root, "opentelemetry-kube-stack-0.20.3", "values.yaml")), stack...)
+	if len(files) < 15 {
+		t.Fatalf("found only %d values files under %s", len(files), root)
+	}
+	ch := loadChart(t)
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		t.Run(rel, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vals map[string]any
+			if err := yaml.Unmarshal(data, &vals); err != nil {
+				t.Fatal(err)
+			}
+			objs, err := renderChart(t, ch, release{values: vals})
+			if key, ok := refusedBy[rel]; ok {
+				if err == nil || !strings.Contains(err.Error(), key) {
+					t.Errorf("want a refusal naming %s, got %v", key, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Upstream's CI values name the -k8s repository without a tag: it gets the
+			// operator's collector version (upstream's chart: its own default tag).
+			repo, _, _ := unstructured.NestedString(vals, "manager", "collectorImage", "repository")
+			if sub, ok := vals["opentelemetry-operator"].(map[string]any); ok {
+				if r, _, _ := unstructured.NestedString(sub, "manager", "collectorImage", "repository"); r != "" {
+					repo = r
+				}
+			}
+			if repo != "" {
+				var dep *unstructured.Unstructured
+				for _, o := range objs {
+					if o.GetKind() == "Deployment" {
+						dep = o
+					}
+				}
+				cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+				want := "--collector-image=" + repo + ":" + collector.DefaultCollectorVersion
+				if !slices.Contains(cs[0].(map[string]any)["args"].([]any), any(want)) {
+					t.Errorf("args %v lack %s", cs[0].(map[string]any)["args"], want)
+				}
+			}
+			if fp, ok, _ := unstructured.NestedString(vals, "opentelemetry-operator", "admissionWebhooks", "failurePolicy"); ok {
+				for _, o := range objs {
+					if o.GetKind() != "ValidatingWebhookConfiguration" {
+						continue
+					}
+					ws, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+					for _, w := range ws {
+						if name := w.(map[string]any)["name"].(string); strings.Contains(name, "createupdate") && w.(map[string]any)["failurePolicy"] != fp {
+							t.Errorf("webhook %s failurePolicy %v, want kube-stack's %s", name, w.(map[string]any)["failurePolicy"], fp)
+						}
+					}
+				}
+			}
+		})
 	}
 }

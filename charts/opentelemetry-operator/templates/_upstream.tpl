@@ -141,6 +141,10 @@ refused key; returns the harmless ones as a YAML list of "key: message" for NOTE
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- $gates := include "otelop.featureGates" . | splitList "," -}}
+{{- if or (has "operator.clusterobservability" $gates) (has "+operator.clusterobservability" $gates) -}}
+{{- fail "\nmanager.featureGatesMap.operator.clusterobservability (or manager.featureGates) turns on a gate of upstream's for which this chart installs no ClusterObservability CRD and the operator has no controller. Upgrading a release of upstream's chart with this gate on would delete that CRD and every ClusterObservability: first keep it (kubectl annotate crd clusterobservabilities.opentelemetry.io helm.sh/resource-policy=keep), then remove the gate from the values." -}}
+{{- end -}}
 {{- $env := dig "manager" "env" dict $v -}}
 {{- if and (hasKey $env "ENABLE_WEBHOOKS") (ne (toString $env.ENABLE_WEBHOOKS) "true") -}}
 {{- fail "\nmanager.env.ENABLE_WEBHOOKS: this operator does not read the variable; set admissionWebhooks.create=false to run without webhooks." -}}
