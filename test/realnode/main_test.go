@@ -20,18 +20,21 @@ func setup() (func(failed bool), error) {
 	ctx := context.Background()
 	start := time.Now()
 	buildOperatorImage(ctx)
+	bridgeImage.start(ctx, "operator-opamp-bridge", "TestOpAMPBridgeRollsWithTwoReplicas")
 	var err error
 	cluster, err = realnode.Start(ctx, realnode.Options{Progress: func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, "realnode: "+f+"\n", a...)
 	}})
 	if err != nil {
 		operatorImage.remove()
+		bridgeImage.remove()
 		return nil, err
 	}
 	stopOperator, err := startOperator(ctx)
 	if err != nil {
 		_ = cluster.Stop()
 		operatorImage.remove()
+		bridgeImage.remove()
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "realnode: cluster and operator ready in %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -45,6 +48,7 @@ func setup() (func(failed bool), error) {
 		}
 		stopOperator()
 		operatorImage.remove()
+		bridgeImage.remove()
 		t := time.Now()
 		_ = cluster.Stop()
 		fmt.Fprintf(os.Stderr, "realnode: cluster stopped in %s\n", time.Since(t).Round(100*time.Millisecond))

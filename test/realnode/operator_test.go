@@ -51,6 +51,7 @@ func startOperator(ctx context.Context) (func(), error) {
 	o.Certs.CertDir = filepath.Join(cluster.Dir, "webhook-certs")
 	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
 	o.CollectorImage = realnode.CollectorImage
+	o.OpAMPBridgeImage = bridgeImageRepo + ":1"
 	mgr, err := operator.New(ctx, cfg, o)
 	if err != nil {
 		return nil, err

@@ -39,29 +39,35 @@ type imageBuild struct {
 // buildOperatorImage starts building the operator's image for this platform, as `make images`
 // does (internal/imagebuild), unless the -run filter excludes TestOperatorImageRunsOnTheNode.
 func buildOperatorImage(ctx context.Context) {
-	operatorImage.done = make(chan struct{})
+	operatorImage.start(ctx, "opentelemetry-operator", "TestOperatorImageRunsOnTheNode")
+}
+
+// start builds the image of binary (a folder of cmd/) in the background, unless the -run filter
+// excludes forTest, the test that uses it.
+func (b *imageBuild) start(ctx context.Context, binary, forTest string) {
+	b.done = make(chan struct{})
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
-		if ok, _ := regexp.MatchString(f.Value.String(), "TestOperatorImageRunsOnTheNode"); !ok {
-			operatorImage.err = errors.New("not built: excluded by -run")
-			close(operatorImage.done)
+		if ok, _ := regexp.MatchString(f.Value.String(), forTest); !ok {
+			b.err = errors.New("not built: excluded by -run")
+			close(b.done)
 			return
 		}
 	}
 	go func() {
-		defer close(operatorImage.done)
-		if operatorImage.out, operatorImage.err = os.MkdirTemp("", "operator-image-"); operatorImage.err != nil {
+		defer close(b.done)
+		if b.out, b.err = os.MkdirTemp("", binary+"-image-"); b.err != nil {
 			return
 		}
 		res, err := imagebuild.Build(ctx, imagebuild.Options{
-			Dir: testenv.RepoRoot(), Binaries: []string{"opentelemetry-operator"},
+			Dir: testenv.RepoRoot(), Binaries: []string{binary},
 			Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
 			Meta:      imagebuild.Meta{Version: "1", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-			Out:       operatorImage.out,
+			Out:       b.out,
 		})
 		if err == nil {
-			operatorImage.res = res[0]
+			b.res = res[0]
 		}
-		operatorImage.err = err
+		b.err = err
 	}()
 }
 
