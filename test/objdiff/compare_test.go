@@ -34,7 +34,7 @@ func compare(t *testing.T, up, ours []read) []string {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, key := range unionKeys(u, o) {
+	for _, key := range sidebyside.UnionKeys(u, o) {
 		for _, d := range sidebyside.Diff("", u[key], o[key]) {
 			got = append(got, key+" "+d.String())
 		}
@@ -77,6 +77,20 @@ func TestNormalizationKeepsRealDifferences(t *testing.T) {
 	}
 	if got := compare(t, []read{withStatus(up, 1, true)}, []read{withStatus(ours, 2, true)}); len(got) != 1 {
 		t.Errorf("a resource's status is not compared: %q", got)
+	}
+	// an observedGeneration is compared by whether it is the resource's generation
+	generations := func(r read, generation, observed int) read {
+		r = withStatus(r, 1, true)
+		r.obj.SetGeneration(int64(generation))
+		_ = unstructured.SetNestedField(r.obj.Object, int64(observed), "status", "observedGeneration")
+		return r
+	}
+	if got := compare(t, []read{generations(up, 1, 1)}, []read{generations(ours, 2, 2)}); len(got) != 0 {
+		t.Errorf("current observedGenerations differ: %q", got)
+	}
+	want = []string{`Service/c-collector status.observedGeneration: upstream "<generation>", ours 1`}
+	if got := compare(t, []read{generations(up, 2, 2)}, []read{generations(ours, 2, 1)}); !reflect.DeepEqual(got, want) {
+		t.Errorf("a stale observedGeneration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

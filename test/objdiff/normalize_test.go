@@ -17,6 +17,8 @@ import (
 //   - sidebyside.UIDs: the owners' and resources' UIDs;
 //   - timestamps: the conditions' lastTransitionTime and any other RFC 3339 time;
 //   - serverAssigned: fields the API server fills in per object (a Service's cluster IPs);
+//   - currentGeneration: a status.observedGeneration equal to metadata.generation (which counts
+//     the spec's writes, the HPA's included, at times of their own on each side);
 //   - verifyHashes: the target allocator's configuration hash, checked against the side's own
 //     file and then replaced (the file is compared, and names the namespace).
 //
@@ -35,6 +37,9 @@ var normalizer = sidebyside.Normalizer{Replace: []sidebyside.Replacement{
 	{Re: timestamps, With: "<time>"},
 }}
 
+// currentGeneration replaces a status.observedGeneration that is the resource's generation.
+const currentGeneration = "<generation>"
+
 // serverAssigned are the paths of fields the API server assigns per object.
 var serverAssigned = map[string][][]string{
 	"Service": {{"spec", "clusterIP"}, {"spec", "clusterIPs"}},
@@ -48,6 +53,11 @@ func normalize(obj map[string]any, keepStatus bool) (map[string]any, error) {
 	m, err := n.Normalize(obj)
 	if err != nil {
 		return nil, err
+	}
+	g, _, _ := unstructured.NestedFieldNoCopy(obj, "metadata", "generation")
+	og, _, _ := unstructured.NestedFieldNoCopy(m, "status", "observedGeneration")
+	if g != nil && og != nil && fmt.Sprint(g) == fmt.Sprint(og) {
+		_ = unstructured.SetNestedField(m, currentGeneration, "status", "observedGeneration")
 	}
 	kind, _ := m["kind"].(string)
 	for _, path := range serverAssigned[kind] {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +90,7 @@ func TestGeneratedObjectsMatchUpstream(t *testing.T) {
 
 	var found []sidebyside.Observed
 	up, ours := snaps[sidebyside.Upstream], snaps[sidebyside.Otelop]
-	for _, key := range unionKeys(up, ours) {
+	for _, key := range sidebyside.UnionKeys(up, ours) {
 		u, uok := up[key]
 		o, ook := ours[key]
 		switch {
@@ -108,7 +107,7 @@ func TestGeneratedObjectsMatchUpstream(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects compared in %s; %d differences:\n%s", len(unionKeys(up, ours)), time.Since(started).Round(100*time.Millisecond),
+	t.Logf("%d objects compared in %s; %d differences:\n%s", len(sidebyside.UnionKeys(up, ours)), time.Since(started).Round(100*time.Millisecond),
 		len(found), sidebyside.Table(found))
 	for _, msg := range sidebyside.Check(found, expected) {
 		t.Error(msg)
@@ -334,21 +333,4 @@ func waitConverged(t *testing.T, e *sidebyside.Env, corpus []*unstructured.Unstr
 		t.Fatalf("the two sides did not converge: %v (%s)\nupstream's operator:\n%s", err, why, e.Up.Tail(30))
 	}
 	return last
-}
-
-// unionKeys lists the keys of both snapshots, sorted.
-func unionKeys(a, b map[string]map[string]any) []string {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	out := make([]string, 0, len(keys))
-	for k := range keys {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

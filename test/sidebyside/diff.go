@@ -99,21 +99,26 @@ func Diff(path string, up, ours any) []Difference {
 	return []Difference{{Path: path, Upstream: Render(up), Ours: Render(ours)}}
 }
 
-func diffMaps(path string, up, ours map[string]any) []Difference {
+// UnionKeys lists the keys of both maps, sorted.
+func UnionKeys[V any](a, b map[string]V) []string {
 	keys := map[string]bool{}
-	for k := range up {
+	for k := range a {
 		keys[k] = true
 	}
-	for k := range ours {
+	for k := range b {
 		keys[k] = true
 	}
-	sorted := make([]string, 0, len(keys))
+	out := make([]string, 0, len(keys))
 	for k := range keys {
-		sorted = append(sorted, k)
+		out = append(out, k)
 	}
-	sort.Strings(sorted)
+	sort.Strings(out)
+	return out
+}
+
+func diffMaps(path string, up, ours map[string]any) []Difference {
 	var out []Difference
-	for _, k := range sorted {
+	for _, k := range UnionKeys(up, ours) {
 		uv, uok := up[k]
 		ov, ook := ours[k]
 		p := joinKey(path, k)
