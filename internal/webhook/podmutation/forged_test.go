@@ -223,3 +223,27 @@ func TestForgedReviewWithoutOwnerWritesNoEvent(t *testing.T) {
 	g.Consistently(func(g Gomega) string { return strings.Join(ourEvents(g, ns), "\n") }, 2*time.Second, 200*time.Millisecond).
 		ShouldNot(Or(ContainSubstring("bare-forged-text"), ContainSubstring("dry-run-text")))
 }
+
+// TestForgedReviewOfAMissingNamespace: a forged review claiming a namespace that does not exist
+// gets no sidecar, even of a collector that allows every namespace ("*"), whose config a pod of
+// another namespace would carry inline; the same review claiming an existing namespace gets it
+// (control).
+func TestForgedReviewOfAMissingNamespace(t *testing.T) {
+	g := NewWithT(t)
+	shared := newNamespace(t, "shared-agent", nil)
+	newCollector(t, shared, "agent", v1beta1.ModeSidecar, func(c *v1beta1.OpenTelemetryCollector) {
+		c.Annotations = map[string]string{podmutation.AllowedNamespacesAnnotation: "*"}
+	})
+	ask := map[string]string{podmutation.Annotation: shared + "/agent"}
+
+	resp, text := forge(t, podReview(t, newPod("no-such-namespace", "p", ask)))
+	g.Expect(resp.Allowed).To(BeTrue())
+	g.Expect(resp.Patch).To(BeEmpty())
+	g.Expect(text).NotTo(ContainSubstring(sidecar.ConfigEnv))
+	g.Expect(resp.Warnings).To(ContainElement(ContainSubstring(`namespace "no-such-namespace"`)))
+
+	existing := newNamespace(t, "consumer", nil)
+	resp, text = forge(t, podReview(t, newPod(existing, "p", ask)))
+	g.Expect(resp.Patch).NotTo(BeEmpty(), "control: an existing namespace gets the sidecar")
+	g.Expect(text).To(ContainSubstring(sidecar.ConfigEnv), "control: inline, as for any pod of another namespace")
+}

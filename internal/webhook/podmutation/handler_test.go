@@ -91,9 +91,11 @@ func TestNeverDenies(t *testing.T) {
 		name: "namespace that does not exist, no annotation",
 		req:  request(t, newPod("nowhere", "p", nil)),
 	}, {
-		name:    "collector in a namespace that does not exist",
+		// A pod's namespace must exist before any collector is looked up (a forged review can claim
+		// any namespace).
+		name:    "collector named by a pod of a namespace that does not exist",
 		req:     request(t, newPod("nowhere", "p", map[string]string{podmutation.Annotation: "elsewhere/agent"})),
-		warning: "OpenTelemetryCollector elsewhere/agent not found",
+		warning: `reading namespace "nowhere"`,
 	}, {
 		name: "update",
 		req:  admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update}},

@@ -238,6 +238,12 @@ func (h *Handler) mutate(r *podRequest) (bool, []string, error) {
 	case HasSidecar(pod):
 		return false, nil, nil
 	}
+	// The pod's namespace must exist (from the cache; one read when the cache does not have it):
+	// a review posted straight to the webhook port may claim any namespace, and a collector that
+	// allows "*" must not serve a namespace that is not there.
+	if _, err := r.namespace(); err != nil {
+		return false, nil, skip(err)
+	}
 	otelcol, err := h.collector(r.ctx, value, pod.Namespace)
 	if err != nil {
 		return false, nil, err
