@@ -189,14 +189,9 @@ func fipsDisabled(list string) []string {
 // addWebhookPolicy adds the keeper of the NetworkPolicy that limits the webhook port (the
 // operator.networkpolicy gate).
 func addWebhookPolicy(mgr ctrl.Manager, o Options) error {
-	var from []networkingv1.NetworkPolicyPeer
-	if strings.TrimSpace(o.WebhookNetworkPolicyFrom) != "" {
-		if err := yaml.UnmarshalStrict([]byte(o.WebhookNetworkPolicyFrom), &from); err != nil {
-			return fmt.Errorf("--webhook-network-policy-from: not a list of NetworkPolicyPeer: %w", err)
-		}
-		if len(from) == 0 {
-			return fmt.Errorf("--webhook-network-policy-from: an empty list would admit no one; disable the operator.networkpolicy gate instead")
-		}
+	from, err := parsePeers(o.WebhookNetworkPolicyFrom)
+	if err != nil {
+		return err
 	}
 	ns := leaderElectionNamespace(o)
 	c := mgr.GetClient()
@@ -230,4 +225,20 @@ func webhookServer(o Options) (webhook.Server, error) {
 		wopts.TLSOpts = append(wopts.TLSOpts, clientCA)
 	}
 	return webhook.NewServer(wopts), nil
+}
+
+// parsePeers reads --webhook-network-policy-from: empty means nil (the verified default), else a
+// non-empty YAML or JSON list of NetworkPolicyPeer.
+func parsePeers(s string) ([]networkingv1.NetworkPolicyPeer, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var from []networkingv1.NetworkPolicyPeer
+	if err := yaml.UnmarshalStrict([]byte(s), &from); err != nil {
+		return nil, fmt.Errorf("--webhook-network-policy-from: not a list of NetworkPolicyPeer: %w", err)
+	}
+	if len(from) == 0 {
+		return nil, fmt.Errorf("--webhook-network-policy-from: an empty list would admit no one; disable the operator.networkpolicy gate instead")
+	}
+	return from, nil
 }
