@@ -451,13 +451,24 @@ func TestUpstreamCIValues(t *testing.T) {
 				}
 			}
 			if fp, ok, _ := unstructured.NestedString(vals, "opentelemetry-operator", "admissionWebhooks", "failurePolicy"); ok {
+				checked := 0
+				defer func() {
+					if checked == 0 {
+						t.Errorf("no create/update webhook found to check failurePolicy %s on", fp)
+					}
+				}()
 				for _, o := range objs {
 					if o.GetKind() != "ValidatingWebhookConfiguration" {
 						continue
 					}
 					ws, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
 					for _, w := range ws {
-						if name := w.(map[string]any)["name"].(string); strings.Contains(name, "createupdate") && w.(map[string]any)["failurePolicy"] != fp {
+						name := w.(map[string]any)["name"].(string)
+						if !strings.Contains(name, "createupdate") {
+							continue
+						}
+						checked++
+						if w.(map[string]any)["failurePolicy"] != fp {
 							t.Errorf("webhook %s failurePolicy %v, want kube-stack's %s", name, w.(map[string]any)["failurePolicy"], fp)
 						}
 					}
