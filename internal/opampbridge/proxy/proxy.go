@@ -82,35 +82,22 @@ const (
 )
 
 func (o *Options) setDefaults() {
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if o.HTTPAgentTTL <= 0 {
-		o.HTTPAgentTTL = DefaultHTTPAgentTTL
-	}
-	if o.MessagesPerSecond <= 0 {
-		o.MessagesPerSecond = DefaultMessagesPerSecond
-	}
-	if o.MessageBurst <= 0 {
-		o.MessageBurst = DefaultMessageBurst
-	}
-	if o.MaxAgents <= 0 {
-		o.MaxAgents = DefaultMaxAgents
-	}
-	if o.MaxAgentsPerAddress <= 0 {
-		o.MaxAgentsPerAddress = DefaultMaxAgentsPerAddress
-	}
-	if o.NewAgentsPerSecond <= 0 {
-		o.NewAgentsPerSecond = DefaultNewAgentsPerSecond
-	}
-	if o.NewAgentBurst <= 0 {
-		o.NewAgentBurst = DefaultNewAgentBurst
-	}
-	if o.MaxAgentBytes <= 0 {
-		o.MaxAgentBytes = DefaultMaxAgentBytes
-	}
-	if o.MaxStateBytes <= 0 {
-		o.MaxStateBytes = DefaultMaxStateBytes
+	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	orDefault(&o.HTTPAgentTTL, DefaultHTTPAgentTTL)
+	orDefault(&o.MessagesPerSecond, DefaultMessagesPerSecond)
+	orDefault(&o.MessageBurst, DefaultMessageBurst)
+	orDefault(&o.MaxAgents, DefaultMaxAgents)
+	orDefault(&o.MaxAgentsPerAddress, DefaultMaxAgentsPerAddress)
+	orDefault(&o.NewAgentsPerSecond, DefaultNewAgentsPerSecond)
+	orDefault(&o.NewAgentBurst, DefaultNewAgentBurst)
+	orDefault(&o.MaxAgentBytes, DefaultMaxAgentBytes)
+	orDefault(&o.MaxStateBytes, DefaultMaxStateBytes)
+}
+
+// orDefault sets *v to d when it is zero or negative (unset).
+func orDefault[T int | int64 | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 
