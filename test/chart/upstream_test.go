@@ -477,3 +477,38 @@ func TestUpstreamCIValues(t *testing.T) {
 		})
 	}
 }
+
+// TestReuseValuesFromUpstream renders this chart as `helm upgrade --reuse-values` does from a
+// release of upstream's chart: the chart's own values.yaml is replaced by the old release's
+// (upstream's defaults), so every key this chart reads must be read safely without its defaults,
+// and upstream's defaults are neither refused nor listed. (That the chart's own defaults, such as
+// its resources, are then missing is issue 28 point 7, not handled here.)
+func TestReuseValuesFromUpstream(t *testing.T) {
+	for _, version := range upstreamVersions {
+		t.Run(version, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(upstreamChartDir(t, version), "values.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := loadChart(t)
+			var vals map[string]any
+			if err := yaml.Unmarshal(data, &vals); err != nil {
+				t.Fatal(err)
+			}
+			ch.Values = vals
+			objs, notes, err := renderChartNotes(t, ch, release{})
+			if err != nil {
+				t.Fatalf("--reuse-values from upstream's %s: %v", version, err)
+			}
+			if strings.Contains(notes, "no effect") {
+				t.Errorf("upstream's defaults listed as without effect:\n%s", notes)
+			}
+			// Control: the render is upstream's defaults, not this chart's (cert-manager mode,
+			// upstream's collector image tag).
+			tag, _, _ := unstructured.NestedString(vals, "manager", "collectorImage", "tag")
+			if !hasArg(t, objs, "--webhook-cert-mode=cert-manager") || argWithPrefix(t, objs, "--collector-image=") != "--collector-image="+collector.DefaultCollectorImageRepository+"-k8s:"+tag {
+				t.Errorf("args %v are not upstream's defaults", args(t, objs))
+			}
+		})
+	}
+}
