@@ -77,16 +77,7 @@ func TestHTTPSWithClientCertificates(t *testing.T) {
 	p := newPKI(t)
 	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
 	_ = os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o600)
-	cfg, err := config.Parse([]byte(`
-config:
-  scrape_configs:
-  - job_name: secured
-    basic_auth: {username: u, password: hunter2}
-    static_configs: [{targets: ["127.0.0.2:9"]}]
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := securedConfig(t)
 	cfg.ListenAddr = testenv.FreeAddr(t)
 	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t), CAFilePath: filepath.Join(p.dir, "ca.crt"),
 		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
@@ -141,16 +132,7 @@ config:
 func TestHTTPSWithoutCARefusesToStart(t *testing.T) {
 	p := newPKI(t)
 	p.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, "server")
-	cfg, err := config.Parse([]byte(`
-config:
-  scrape_configs:
-  - job_name: secured
-    basic_auth: {username: u, password: hunter2}
-    static_configs: [{targets: ["127.0.0.2:9"]}]
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := securedConfig(t)
 	cfg.ListenAddr = testenv.FreeAddr(t)
 	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t),
 		TLSCertFilePath: filepath.Join(p.dir, "server.crt"), TLSKeyFilePath: filepath.Join(p.dir, "server.key")}
@@ -179,4 +161,20 @@ config:
 		}
 	}
 	t.Fatal("the allocator started its HTTPS listener without a CA")
+}
+
+// securedConfig is a configuration with one job whose basic auth password is hunter2.
+func securedConfig(t *testing.T) config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+config:
+  scrape_configs:
+  - job_name: secured
+    basic_auth: {username: u, password: hunter2}
+    static_configs: [{targets: ["127.0.0.2:9"]}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
