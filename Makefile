@@ -86,9 +86,8 @@ sim-up: run-tools ## Keep a simulated cluster running in the foreground and prin
 	bin/simcluster up
 
 .PHONY: bench-ta
-bench-ta: ## Target allocator: our BenchmarkProcessTargets vs upstream's (v0.140.0, throwaway module bench/targetallocator/upstream); see bench/README.md.
-	go test -run '^$$' -bench 'BenchmarkProcessTargets' -benchtime=3x -benchmem ./internal/targetallocator/pipeline/
-	cd bench/targetallocator/upstream && go test -run '^$$' -bench 'BenchmarkProcessTargets' -benchtime=3x -benchmem github.com/open-telemetry/opentelemetry-operator/cmd/otel-allocator
+bench-ta: ## Target allocator vs upstream's (v0.140.0) on the same data in one run: cold load, 10% changed, unchanged, with and without relabel rules, 10 collectors, 1k-100k targets; prints the ratios (bench/README.md).
+	go run ./bench/targetallocator/fair
 
 .PHONY: bench
 bench: cluster-tools build ## Every benchmark: the operator (memory, convergence, API writes), at scale, the pod webhook's latency, the target allocator vs upstream (~65 min; see bench/README.md).
