@@ -136,7 +136,8 @@ type OpAMPBridgeSpec struct {
 	// +optional
 	ProxyServer *OpAMPBridgeProxyServer `json:"proxyServer,omitempty"`
 	// Namespaces limits the collectors the bridge reports on and changes to these namespaces;
-	// empty means every namespace the bridge's ServiceAccount can read. Not in upstream.
+	// empty means: report on every namespace the bridge's ServiceAccount can read, change
+	// collectors of the bridge's own namespace only. Not in upstream.
 	// +optional
 	// +listType=set
 	Namespaces []string `json:"namespaces,omitempty"`

@@ -1234,7 +1234,8 @@ spec:
               namespaces:
                 description: |-
                   Namespaces limits the collectors the bridge reports on and changes to these namespaces;
-                  empty means every namespace the bridge's ServiceAccount can read. Not in upstream.
+                  empty means: report on every namespace the bridge's ServiceAccount can read, change
+                  collectors of the bridge's own namespace only. Not in upstream.
                 items:
                   type: string
                 type: array
