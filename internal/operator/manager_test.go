@@ -29,7 +29,8 @@ func TestManagerBinaryServesReadyz(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "opentelemetry-operator")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/opentelemetry-operator")
+	// -trimpath as make build: the build cache of make build (and of a fresh clone) is reused.
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/opentelemetry-operator")
 	build.Dir = testenv.RepoRoot()
 	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))

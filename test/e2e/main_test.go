@@ -42,6 +42,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = cluster.Stop() }()
+	defer func() {
+		if allocatorBuild.path != "" {
+			_ = os.RemoveAll(filepath.Dir(allocatorBuild.path))
+		}
+	}()
 	if k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -192,13 +193,30 @@ func toAny(s []string) []any {
 // (internal/imagebuild.Compile and LDFlags: CGO off, -trimpath, -s -w).
 func allocatorBinary(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "target-allocator")
-	p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
-	if err := imagebuild.Compile(context.Background(), testenv.RepoRoot(), "target-allocator", p,
-		imagebuild.LDFlags("e2e", "e2e", ""), out); err != nil {
-		t.Fatal(err)
+	allocatorBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-target-allocator-")
+		if err != nil {
+			allocatorBuild.err = err
+			return
+		}
+		out := filepath.Join(dir, "target-allocator")
+		p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+		allocatorBuild.err = imagebuild.Compile(context.Background(), testenv.RepoRoot(), "target-allocator", p,
+			imagebuild.LDFlags("e2e", "e2e", ""), out)
+		allocatorBuild.path = out
+	})
+	if allocatorBuild.err != nil {
+		t.Fatal(allocatorBuild.err)
 	}
-	return out
+	return allocatorBuild.path
+}
+
+// allocatorBuild is the allocator binary, compiled once for the tests that run it (a compile
+// costs 30-90 s on a 2-core machine).
+var allocatorBuild struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // containerEnv resolves what a local process can of a container's env: plain values and the
