@@ -74,8 +74,12 @@ func typedWorkload(d, live client.Object) client.Object {
 // rollout summarises a workload's pods.
 type rollout struct {
 	desired, ready, available int32
-	upToDate                  bool
-	selector                  *metav1.LabelSelector
+	// current is the pods the workload has now (status.replicas; a DaemonSet's desired number
+	// scheduled): what status.scale.replicas reports, as upstream's does, and what an HPA reads
+	// through the collector's scale subresource as the current replica count.
+	current  int32
+	upToDate bool
+	selector *metav1.LabelSelector
 	// podLabels are the pod template's labels: status.scale.selector selects them all, as upstream's
 	// does (the CR's labels, name, version and the selector labels), not only the workload's selector.
 	podLabels map[string]string
@@ -91,7 +95,7 @@ func rolloutOf(w client.Object) (rollout, bool) {
 		if w.Spec.Replicas != nil {
 			want = *w.Spec.Replicas
 		}
-		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
+		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas, current: w.Status.Replicas,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
 			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
@@ -100,13 +104,13 @@ func rolloutOf(w client.Object) (rollout, bool) {
 		if w.Spec.Replicas != nil {
 			want = *w.Spec.Replicas
 		}
-		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas,
+		return rollout{desired: want, ready: w.Status.ReadyReplicas, available: w.Status.AvailableReplicas, current: w.Status.Replicas,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedReplicas == want && w.Status.Replicas == want,
 			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
 	case *appsv1.DaemonSet:
 		want := w.Status.DesiredNumberScheduled
-		return rollout{desired: want, ready: w.Status.NumberReady, available: w.Status.NumberAvailable,
+		return rollout{desired: want, ready: w.Status.NumberReady, available: w.Status.NumberAvailable, current: want,
 			upToDate: w.Status.ObservedGeneration >= w.Generation && w.Generation > 0 &&
 				w.Status.UpdatedNumberScheduled == want,
 			selector: w.Spec.Selector, podLabels: w.Spec.Template.Labels}, true
@@ -164,8 +168,8 @@ func computeStatus(otelcol *v1beta1.OpenTelemetryCollector, desired []client.Obj
 			"sidecar configuration applied; pods get the collector injected when they are created")
 		return st
 	}
-	st.Scale.Replicas = ro.desired
-	st.Scale.StatusReplicas = fmt.Sprintf("%d/%d", ro.ready, ro.desired)
+	st.Scale.Replicas = ro.current
+	st.Scale.StatusReplicas = fmt.Sprintf("%d/%d", ro.ready, ro.current)
 	if len(ro.podLabels) > 0 {
 		st.Scale.Selector = labels.SelectorFromSet(ro.podLabels).String()
 	}
