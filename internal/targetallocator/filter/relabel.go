@@ -34,12 +34,6 @@ func FromScrapeConfigs(scs []*promconfig.ScrapeConfig) map[string][]*relabel.Con
 	return out
 }
 
-// Keep says whether the job's relabel configs keep the target (see Relabel).
-func (r *Relabel) Keep(job string, lbls labels.Labels) bool {
-	_, keep := r.Relabel(job, lbls)
-	return keep
-}
-
 // Relabel runs the job's relabel configs on the target's labels, with the job label set as
 // Prometheus sets it before relabelling, and returns the result. Targets are kept when the result
 // is not empty and, like Prometheus, when an __address__ remains. A job without relabel configs

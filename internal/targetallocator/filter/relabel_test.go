@@ -37,12 +37,12 @@ scrape_configs:
 		{"uses-job-label", prod, false}, {"no-address", prod, false},
 		{"plain", dev, true}, {"unknown", dev, true},
 	} {
-		if got := f.Keep(c.job, c.l); got != c.keep {
+		if _, got := f.Relabel(c.job, c.l); got != c.keep {
 			t.Errorf("%s %v: keep=%v, want %v", c.job, c.l, got, c.keep)
 		}
 	}
 	none := New("", nil)
-	if !none.Keep("keep-prod", dev) {
+	if _, keep := none.Relabel("keep-prod", dev); !keep {
 		t.Error("no filter strategy must keep everything")
 	}
 }

@@ -3,12 +3,10 @@ package pipeline
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
-	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/otelop/otelop/internal/targetallocator/allocation"
 	"github.com/otelop/otelop/internal/targetallocator/filter"
@@ -48,16 +46,7 @@ func BenchmarkProcessTargets(b *testing.B) {
 func BenchmarkProcessTargetsWithRelabelConfig(b *testing.B) {
 	for _, n := range targetCounts {
 		tsets := benchmarkData(n, 5, 20)
-		cfgs := map[string][]*relabel.Config{}
-		for job := range tsets {
-			nr, _ := strconv.Atoi(strings.Split(job, "-")[1])
-			action := relabel.Keep
-			if nr%2 != 0 {
-				action = relabel.Drop
-			}
-			cfgs[job] = []*relabel.Config{{Action: action, Regex: relabel.MustNewRegexp(".*"),
-				SourceLabels: model.LabelNames{"__address__"}, Separator: ";", Replacement: "$1"}}
-		}
+		cfgs := keepEvenJobs(tsets)
 		for _, s := range strategies {
 			b.Run(fmt.Sprintf("%s/%d", s, n), func(b *testing.B) {
 				alloc, err := allocation.New(s, "", nil)

@@ -33,7 +33,7 @@ func BenchmarkFair(b *testing.B) {
 				a, changed := fairData(n)
 				cfgs := map[string][]*relabel.Config{}
 				if variant == "relabel" {
-					cfgs = fairRelabel(a)
+					cfgs = keepEvenJobs(a)
 				}
 				start := func() *Pipeline {
 					alloc, err := allocation.New(strategy, "", nil)
@@ -112,8 +112,9 @@ func fairData(n int) (a, changed map[string][]*targetgroup.Group) {
 	return a, changed
 }
 
-// fairRelabel keeps every target of even jobs and drops those of odd jobs (upstream's rules).
-func fairRelabel(tsets map[string][]*targetgroup.Group) map[string][]*relabel.Config {
+// keepEvenJobs keeps every target of even jobs and drops those of odd jobs (the rules of upstream's
+// relabel benchmark).
+func keepEvenJobs(tsets map[string][]*targetgroup.Group) map[string][]*relabel.Config {
 	cfgs := map[string][]*relabel.Config{}
 	for job := range tsets {
 		nr, _ := strconv.Atoi(strings.Split(job, "-")[1])

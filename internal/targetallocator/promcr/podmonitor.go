@@ -26,7 +26,7 @@ func (t *translator) podMonitorEndpoint(pm *monv1.PodMonitor, i int) (section, e
 	honor(&sc, ep.HonorLabels, ep.HonorTimestamps, ep.TrackTimestampsStaleness)
 	kubernetesSD(&sc, "pod", pm.Spec.NamespaceSelector, pm.Namespace, classAttachMetadata(class, pm.Spec.AttachMetadata))
 	scrapeParams(&sc, ep.Interval, ep.ScrapeTimeout, ep.Path, ep.Params, ep.Scheme, ep.ProxyConfig)
-	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS, nil); err != nil {
+	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS); err != nil {
 		return nil, err
 	}
 	if err := t.tls(&sc, ep.TLSConfig, nil); err != nil {

@@ -51,7 +51,7 @@ func (t *translator) probe(p *monv1.Probe) (section, error) {
 	if s.Authorization != nil { // the Probe's own field shadows the inline one in JSON
 		hc.Authorization = s.Authorization
 	}
-	if err := t.auth(&sc, hc, nil); err != nil {
+	if err := t.auth(&sc, hc); err != nil {
 		return nil, err
 	}
 	if err := t.tls(&sc, s.TLSConfig, nil); err != nil {

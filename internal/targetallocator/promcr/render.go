@@ -85,6 +85,27 @@ func put(s *section, key string, value any) {
 	*s = append(*s, yaml.MapItem{Key: key, Value: value})
 }
 
+// get returns the value of key in s, nil when absent.
+func get(s section, key string) any {
+	for _, it := range s {
+		if it.Key == key {
+			return it.Value
+		}
+	}
+	return nil
+}
+
+// set replaces the value of key in s, or appends it.
+func set(s *section, key string, v any) {
+	for i := range *s {
+		if (*s)[i].Key == key {
+			(*s)[i].Value = v
+			return
+		}
+	}
+	*s = append(*s, yaml.MapItem{Key: key, Value: v})
+}
+
 // translator holds what one resource's translation needs.
 type translator struct {
 	ns    string
@@ -130,15 +151,12 @@ func (t *translator) secretOrConfigMap(field string, s monv1.SecretOrConfigMap) 
 	return "", nil
 }
 
-// auth renders basic_auth, authorization (also for a bearer token secret), oauth2 (c's own, or
-// oauth for kinds that keep it apart), follow_redirects and enable_http2. Nothing of c is dropped:
-// a target that asks for credentials is never scraped without them.
+// auth renders basic_auth, authorization (also for a bearer token secret), oauth2,
+// follow_redirects and enable_http2. Nothing of c is dropped: a target that asks for credentials
+// is never scraped without them.
 //
 //nolint:staticcheck // bearerTokenSecret is deprecated but still served; honoured as upstream does
-func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS, oauth *monv1.OAuth2) error {
-	if oauth == nil {
-		oauth = c.OAuth2
-	}
+func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS) error {
 	n := 0
 	if c.BasicAuth != nil {
 		n++
@@ -171,7 +189,7 @@ func (t *translator) auth(out *section, c monv1.HTTPConfigWithoutTLS, oauth *mon
 		}
 		put(out, "authorization", section{{Key: "type", Value: typ}, {Key: "credentials", Value: cred}})
 	}
-	if oauth != nil {
+	if oauth := c.OAuth2; oauth != nil {
 		n++
 		id, err := t.secretOrConfigMap("oauth2.clientId", oauth.ClientID)
 		if err != nil {
@@ -228,10 +246,8 @@ func (t *translator) tls(out *section, safe *monv1.SafeTLSConfig, files *monv1.T
 			return t.errf("tlsConfig", "caFile, certFile and keyFile are refused: deny_fs_access_through_sms is set")
 		}
 		for _, f := range []struct{ key, v string }{{"ca_file", files.CAFile}, {"cert_file", files.CertFile}, {"key_file", files.KeyFile}} {
-			for _, it := range s {
-				if it.Key == strings.TrimSuffix(f.key, "_file") && f.v != "" {
-					return t.errf("tlsConfig."+strings.TrimSuffix(f.key, "_file")+"File", "set together with the secret or config map form; choose one")
-				}
+			if inline := strings.TrimSuffix(f.key, "_file"); f.v != "" && get(s, inline) != nil {
+				return t.errf("tlsConfig."+inline+"File", "set together with the secret or config map form; choose one")
 			}
 			put(&s, f.key, f.v)
 		}

@@ -2,7 +2,6 @@ package promcr
 
 import (
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
-	yaml "go.yaml.in/yaml/v2"
 )
 
 // Scrape classes (prometheus_cr.scrape_classes) as the Prometheus Operator applies them: a
@@ -113,25 +112,4 @@ func (t *translator) applyClass(sc *section, c *monv1.ScrapeClass) error {
 		put(sc, "authorization", auth)
 	}
 	return nil
-}
-
-// get returns the value of key in s, nil when absent.
-func get(s section, key string) any {
-	for _, it := range s {
-		if it.Key == key {
-			return it.Value
-		}
-	}
-	return nil
-}
-
-// set replaces the value of key in s, or appends it.
-func set(s *section, key string, v any) {
-	for i := range *s {
-		if (*s)[i].Key == key {
-			(*s)[i].Value = v
-			return
-		}
-	}
-	*s = append(*s, yaml.MapItem{Key: key, Value: v})
 }

@@ -47,7 +47,7 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	put(&sc, "enable_compression", s.EnableCompression)
 	put(&sc, "enable_http2", s.EnableHTTP2)
 	proxy(&sc, s.ProxyConfig)
-	if err := t.auth(&sc, monv1.HTTPConfigWithoutTLS{BasicAuth: s.BasicAuth, Authorization: s.Authorization}, s.OAuth2); err != nil {
+	if err := t.auth(&sc, monv1.HTTPConfigWithoutTLS{BasicAuth: s.BasicAuth, Authorization: s.Authorization, OAuth2: s.OAuth2}); err != nil {
 		return nil, err
 	}
 	if err := t.tls(&sc, s.TLSConfig, nil); err != nil {
@@ -136,7 +136,7 @@ func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfi
 		if h.RefreshInterval != nil {
 			put(&g, "refresh_interval", string(*h.RefreshInterval))
 		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, FollowRedirects: h.FollowRedirects}, h.OAuth2); err != nil {
+		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, OAuth2: h.OAuth2, FollowRedirects: h.FollowRedirects}); err != nil {
 			return err
 		}
 		if err := sub.tls(&g, h.TLSConfig, nil); err != nil {
@@ -170,7 +170,7 @@ func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfi
 		if am := k.AttachMetadata; am != nil && am.Node != nil {
 			put(&g, "attach_metadata", section{{Key: "node", Value: *am.Node}})
 		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, FollowRedirects: k.FollowRedirects}, k.OAuth2); err != nil {
+		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, OAuth2: k.OAuth2, FollowRedirects: k.FollowRedirects}); err != nil {
 			return err
 		}
 		if err := sub.tls(&g, k.TLSConfig, nil); err != nil {

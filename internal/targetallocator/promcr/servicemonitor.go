@@ -40,7 +40,7 @@ func (t *translator) serviceMonitorEndpoint(sm *monv1.ServiceMonitor, i int) (se
 		}
 		put(&sc, "authorization", section{{Key: "type", Value: "Bearer"}, {Key: "credentials_file", Value: ep.BearerTokenFile}})
 	}
-	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS, nil); err != nil {
+	if err := t.auth(&sc, ep.HTTPConfigWithoutTLS); err != nil {
 		return nil, err
 	}
 	var safe *monv1.SafeTLSConfig
