@@ -59,12 +59,7 @@ const otherFinalizer = "example.com/someone-else"
 func TestFinalizerPatchesAndDeletionErrors(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	g.Expect(spv1alpha1.AddToScheme(scheme)).To(Succeed())
-	env, err := testenv.Start(testenv.Options{Scheme: scheme,
-		CRDDirectoryPaths: []string{filepath.Join(testenv.RepoRoot(), "config", "service-provider", "crd")}})
-	g.Expect(err).NotTo(HaveOccurred())
+	env, scheme := startProviderAPI(g)
 	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
 	c := env.Client
 
@@ -153,4 +148,16 @@ func TestFinalizerPatchesAndDeletionErrors(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(c.Get(ctx, key, &spv1alpha1.OtelOperator{})).To(Satisfy(apierrors.IsNotFound), "deleted once ours is gone")
 	})
+}
+
+// startProviderAPI starts a real API server with the service provider's CRDs and returns it with
+// a scheme of the core kinds and the provider's.
+func startProviderAPI(g Gomega) (*testenv.Env, *runtime.Scheme) {
+	scheme := runtime.NewScheme()
+	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	g.Expect(spv1alpha1.AddToScheme(scheme)).To(Succeed())
+	env, err := testenv.Start(testenv.Options{Scheme: scheme,
+		CRDDirectoryPaths: []string{filepath.Join(testenv.RepoRoot(), "config", "service-provider", "crd")}})
+	g.Expect(err).NotTo(HaveOccurred())
+	return env, scheme
 }

@@ -2,7 +2,6 @@ package apireconciler
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,15 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
-	"github.com/otelop/otelop/internal/testenv"
 )
 
 // grantedAccess is cluster access that is always granted (the clusters are never used here).
@@ -76,12 +72,7 @@ func (hangingService) Delete(context.Context, *spv1alpha1.OtelOperator, *spv1alp
 func TestUnreachableClusterDoesNotHoldUpOthers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	g.Expect(spv1alpha1.AddToScheme(scheme)).To(Succeed())
-	env, err := testenv.Start(testenv.Options{Scheme: scheme,
-		CRDDirectoryPaths: []string{filepath.Join(testenv.RepoRoot(), "config", "service-provider", "crd")}})
-	g.Expect(err).NotTo(HaveOccurred())
+	env, scheme := startProviderAPI(g)
 	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
 	c := env.Client
 
