@@ -156,7 +156,7 @@ func Start(t *testing.T, ctx context.Context, o Options) *Env {
 		}
 	}
 	// a field owner of its own: the CRDs were applied as o.Name, whose other fields must stay
-	if err := RouteConversion(ctx, e.Admin, o.Name+"-conversion", ports[Otelop], ca.PEM(), o.ConvertCRDs...); err != nil {
+	if err := simcluster.RouteConversion(ctx, e.Admin, o.Name+"-conversion", ports[Otelop], ca.PEM(), o.ConvertCRDs...); err != nil {
 		t.Fatal(err)
 	}
 	if o.Prepare != nil {

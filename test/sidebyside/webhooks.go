@@ -96,27 +96,3 @@ func webhookResources(hook map[string]any) []string {
 	}
 	return out
 }
-
-// RouteConversion points the conversion webhook of the CRDs named at
-// https://127.0.0.1:<port>/convert with caBundle ca. A CRD has one conversion webhook for the
-// whole cluster, so both sides' objects are converted by the one operator listening there.
-func RouteConversion(ctx context.Context, c client.Client, fieldOwner string, port int, ca []byte, crds ...string) error {
-	for _, name := range crds {
-		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata": map[string]any{"name": name},
-			"spec": map[string]any{"conversion": map[string]any{
-				"strategy": "Webhook",
-				"webhook": map[string]any{
-					"clientConfig": map[string]any{"url": "https://127.0.0.1:" + strconv.Itoa(port) + "/convert",
-						"caBundle": base64.StdEncoding.EncodeToString(ca)},
-					"conversionReviewVersions": []any{"v1"},
-				},
-			}},
-		}}
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("routing the conversion of CRD %s: %w", name, err)
-		}
-	}
-	return nil
-}

@@ -3,6 +3,7 @@ package simcluster
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,17 @@ func InstallWebhooks(ctx context.Context, cfg *rest.Config, manifestsPath string
 			return fmt.Errorf("installing %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
+	return RouteConversion(ctx, c, "simcluster-conversion", port, nil, crds...)
+}
+
+// RouteConversion switches the conversion of the named CRDs to the webhook at
+// https://127.0.0.1:<port>/convert, applied as fieldOwner; ca, when set, is its caBundle (else the
+// operator injects it). A CRD has one conversion webhook for the whole cluster.
+func RouteConversion(ctx context.Context, c client.Client, fieldOwner string, port int, ca []byte, crds ...string) error {
+	clientConfig := map[string]any{"url": "https://127.0.0.1:" + strconv.Itoa(port) + "/convert"}
+	if len(ca) > 0 {
+		clientConfig["caBundle"] = base64.StdEncoding.EncodeToString(ca)
+	}
 	for _, name := range crds {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -68,13 +80,13 @@ func InstallWebhooks(ctx context.Context, cfg *rest.Config, manifestsPath string
 			"spec": map[string]any{"conversion": map[string]any{
 				"strategy": "Webhook",
 				"webhook": map[string]any{
-					"clientConfig":             map[string]any{"url": base + "/convert"},
+					"clientConfig":             clientConfig,
 					"conversionReviewVersions": []any{"v1"},
 				},
 			}},
 		}}
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("simcluster-conversion"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("enabling conversion webhook on CRD %s: %w", name, err)
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("routing the conversion of CRD %s: %w", name, err)
 		}
 	}
 	return nil
