@@ -59,18 +59,32 @@ func (c *CA) Pool() *x509.CertPool {
 // ServingCert issues a server certificate for 127.0.0.1, ::1 and localhost, signed by the CA.
 func (c *CA) ServingCert(t testing.TB) tls.Certificate {
 	t.Helper()
+	return c.issue(t, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "localhost"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:    []string{"localhost"},
+	})
+}
+
+// ClientCert issues a client certificate named cn, signed by the CA (what an API server presents
+// to a webhook that checks client certificates).
+func (c *CA) ClientCert(t testing.TB, cn string) tls.Certificate {
+	t.Helper()
+	return c.issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+}
+
+// issue signs tmpl (its subject, usages and names; the rest is set here) for a new key.
+func (c *CA) issue(t testing.TB, tmpl *x509.Certificate) tls.Certificate {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(t), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:    []string{"localhost"},
-	}
+	tmpl.SerialNumber = serial(t)
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
 	if err != nil {
 		t.Fatal(err)

@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,7 +49,7 @@ type clientAuthEnv struct {
 
 func startClientAuth(t *testing.T, requireClientCert bool) *clientAuthEnv {
 	t.Helper()
-	caFile, admissionFile, err := apiServerClientCert(t.TempDir())
+	caFile, admissionFile, err := apiServerClientCert(t, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,31 +96,12 @@ func startClientAuth(t *testing.T, requireClientCert bool) *clientAuthEnv {
 
 // apiServerClientCert writes a CA, a client certificate it signed for kube-apiserver, the
 // kubeconfig that hands it to every webhook, and the AdmissionConfiguration that names it.
-func apiServerClientCert(dir string) (caFile, admissionFile string, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", "", err
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook-client-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return "", "", err
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", "", err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return "", "", err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+func apiServerClientCert(t *testing.T, dir string) (caFile, admissionFile string, err error) {
+	t.Helper()
+	ca := testenv.NewCA(t, "webhook-client-ca")
+	client := ca.ClientCert(t, "kube-apiserver")
+	der := client.Certificate[0]
+	keyDER, err := x509.MarshalECPrivateKey(client.PrivateKey.(*ecdsa.PrivateKey))
 	if err != nil {
 		return "", "", err
 	}
@@ -132,7 +109,7 @@ func apiServerClientCert(dir string) (caFile, admissionFile string, err error) {
 		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}))
 	}
 	caFile = filepath.Join(dir, "client-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
 		return "", "", err
 	}
 	kubeconfig := filepath.Join(dir, "webhook-kubeconfig.yaml")
