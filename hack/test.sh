@@ -98,8 +98,40 @@ cluster_lane() {
   race=$(pick cluster race)
   local rc=0
   gotest cluster . -p 1 $DIGEST_FLAG $norace || rc=1
+  prebuild_wait
   [ -z "$race" ] || gotest cluster-race . -p 1 -race $DIGEST_FLAG $race || rc=1
   return $rc
+}
+
+# prebuild_lane compiles, at the lowest priority while the cluster packages run one at a time (their
+# tests wait on API servers and nodes much of the time), what the later phases would otherwise compile
+# in series: the race-instrumented cluster packages (-race rebuilds client-go and controller-runtime),
+# the test modules' binaries (the Helm SDK of test/chart) and every image's binaries for each
+# platform (CGO_ENABLED=0 and cross-compiled, as internal/imagebuild builds them). It only fills Go's
+# build cache with the flags the phases use (-trimpath, -race); its binaries are thrown away, and a
+# failure here costs time, not correctness: the phase compiles what is missing.
+prebuild_lane() {
+  local dir=$OUT/prebuild m race
+  race=$(pick cluster race)
+  [ -z "$race" ] || go test -c -trimpath -race -o "$dir/race/" $race
+  for m in compat chart images system; do
+    [ -f "test/$m/go.mod" ] && (cd "test/$m" && go test -c -trimpath -o "$dir/$m/" ./...)
+  done
+  go run ./hack/images build --out="$dir/images" $(ls cmd)
+  rm -rf "$dir"
+}
+
+# prebuild_wait lets the prebuild finish at normal priority before a phase that needs what it builds,
+# so that the two never compile the same packages at once.
+prebuild_wait() {
+  [ -n "${prebuild_pid:-}" ] || return 0
+  if kill -0 "$prebuild_pid" 2>/dev/null; then
+    echo "==> waiting for the prebuild (bin/test-results/prebuild.log) at normal priority"
+    renice -n 0 -g "$prebuild_pid" >/dev/null 2>&1 || true
+  fi
+  wait "$prebuild_pid"
+  echo "==> prebuild: exit $? after $((SECONDS - prebuild_start))s (its output: bin/test-results/prebuild.log)"
+  prebuild_pid=
 }
 
 module() {
@@ -130,7 +162,14 @@ if [ $tools_rc != 0 ]; then
 else
   DIGEST_FLAG=$(bin/testreport digest -flag)
   echo "==> inputs digest: $DIGEST_FLAG (given to the packages that read inputs outside Go's view; no benchmark runs)"
+  prebuild_start=$SECONDS
+  set -m # the prebuild gets a process group of its own, reniced as one (prebuild_wait)
+  nice -n 19 bash -c "$(declare -f pick in_race prebuild_lane); OUT='$OUT' RACE_PACKAGES='$RACE_PACKAGES' prebuild_lane" \
+    >"$OUT/prebuild.log" 2>&1 &
+  prebuild_pid=$!
+  set +m
   phase cluster cluster_lane
+  prebuild_wait
   for m in compat chart images; do phase "$m" module "$m"; done
   phase system gotest system test/system -p 1 -v $DIGEST_FLAG ./...
 fi
