@@ -54,6 +54,9 @@ type Options[T API, C Config] struct {
 	// Workers is how many objects are reconciled at the same time; default 4. One object whose
 	// clusters do not answer then does not hold up the others.
 	Workers int
+	// Labels, when set, returns labels the controller keeps on every object (written with the
+	// finalizer, before anything is created, and restored when changed), e.g. its instance ID.
+	Labels func(T) map[string]string
 	// ReconcileTimeout bounds one reconcile of one object, every request to every cluster
 	// included (they all take its context); default 2m. A reconcile that runs out fails with
 	// the deadline in its status and is retried with backoff.
@@ -141,14 +144,25 @@ func (c *Controller[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return c.reconcileDelete(ctx, req, obj, cfg)
 	}
 
-	// The finalizer goes on before anything is created, so nothing can be left behind.
-	if !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) {
+	// The finalizer (and the kept labels) go on before anything is created, so nothing can be
+	// left behind.
+	if want := c.missingLabels(obj); !controllerutil.ContainsFinalizer(obj, obj.Finalizer()) || len(want) > 0 {
 		// A merge patch replaces the whole finalizer list: the resourceVersion precondition keeps
 		// it from dropping a finalizer someone else added meanwhile.
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(obj, obj.Finalizer())
+		if len(want) > 0 {
+			l := obj.GetLabels()
+			if l == nil {
+				l = map[string]string{}
+			}
+			for k, v := range want {
+				l[k] = v
+			}
+			obj.SetLabels(l)
+		}
 		if err := c.opts.Onboarding.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer and labels: %w", err)
 		}
 	}
 
@@ -238,6 +252,20 @@ func (c *Controller[T, C]) reconcileDelete(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, fmt.Errorf("removing the finalizer: %w", err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// missingLabels are the labels of Options.Labels that obj lacks or carries with another value.
+func (c *Controller[T, C]) missingLabels(obj T) map[string]string {
+	if c.opts.Labels == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range c.opts.Labels(obj) {
+		if cur, ok := obj.GetLabels()[k]; !ok || cur != v {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // clusterContext reads the granted access of the object.

@@ -257,6 +257,7 @@ func Run(ctx context.Context, o Options) error {
 		ClusterAccess: access,
 		Reconciler:    &controller.Service{PodNamespace: o.PodNamespace, Platform: platformClient, Rotation: o.Rotation, Now: o.Now},
 		Recorder:      mgr.GetEventRecorder("service-provider-otel-operator"),
+		Labels:        InstanceLabels,
 		WarningReasons: []string{
 			spv1alpha1.ReasonVersionNotAllowed, spv1alpha1.ReasonInvalidConfiguration, spv1alpha1.ReasonUserResourcesExist, spv1alpha1.ReasonReleaseFailed,
 		},
@@ -276,6 +277,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// InstanceLabels are the labels the provider keeps on each OtelOperator, as upstream's provider
+// does: its instance ID, which names its workload namespace and marks every object created for it.
+func InstanceLabels(o *spv1alpha1.OtelOperator) map[string]string {
+	return map[string]string{instance.InstanceLabel: instance.ID(o.Namespace, o.Name)}
 }
 
 func managerOptions(o Options, scheme *runtime.Scheme) ctrl.Options {

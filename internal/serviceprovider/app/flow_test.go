@@ -62,6 +62,8 @@ func TestServiceProvider(t *testing.T) {
 		ooCRD := crd(oc, "oteloperators.oteloperator.services.open-control-plane.io")
 		g.Expect(oc.Get(ctx, client.ObjectKey{Name: pcCRD.Name}, &apiextensionsv1.CustomResourceDefinition{})).To(Satisfy(apierrors.IsNotFound))
 		g.Expect(pc.Get(ctx, client.ObjectKey{Name: ooCRD.Name}, &apiextensionsv1.CustomResourceDefinition{})).To(Satisfy(apierrors.IsNotFound))
+		g.Expect(pcCRD.Labels).To(HaveKeyWithValue(crdinstall.ClusterLabel, crdinstall.ClusterPlatform))
+		g.Expect(ooCRD.Labels).To(HaveKeyWithValue(crdinstall.ClusterLabel, crdinstall.ClusterOnboarding))
 		sp := &providerv1alpha1.ServiceProvider{}
 		g.Expect(pc.Get(ctx, client.ObjectKey{Name: providerName}, sp)).To(Succeed())
 		g.Expect(sp.Status.Resources).To(Equal(crdinstall.ProvidedKinds()))
@@ -170,6 +172,10 @@ func TestServiceProvider(t *testing.T) {
 			Data: map[string]string{"ca-bundle.crt": ca1}})).To(Succeed())
 
 		expectStatus(t, ctx, key, spv1alpha1.PhaseProgressing, spv1alpha1.ReasonReconciling, "OCIRepository")
+		// The instance ID is written on the OtelOperator, as upstream's provider does.
+		labelled := &spv1alpha1.OtelOperator{}
+		g.Expect(oc.Get(ctx, key, labelled)).To(Succeed())
+		g.Expect(labelled.Labels).To(HaveKeyWithValue(instance.InstanceLabel, id))
 
 		// The Flux objects, with the right specs and kubeconfig references.
 		mcpAR, wlAR := &clustersv1alpha1.AccessRequest{}, &clustersv1alpha1.AccessRequest{}

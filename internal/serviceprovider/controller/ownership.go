@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -89,9 +90,11 @@ func removeOwned(ctx context.Context, c client.Client, obj client.Object, id str
 
 // foreignObjects lists what namespace ns holds that keeps the provider from deleting it: every
 // object without the provider's labels for id, except those in allowed (kind/name), objects
-// already being deleted, and objects with an owner (they go with their owner, which is judged
-// itself). A resource type that cannot be listed counts as foreign: the namespace is kept when
-// its contents cannot be proven.
+// already being deleted, and objects owned by another object listed in ns (they go with their
+// owner, which is judged itself; an owner that is not there, or outside the namespace, owns
+// nothing here). When the namespace's contents cannot be seen in full (a resource group whose
+// discovery fails, a type that cannot be listed) it returns an error: nothing is deleted, and
+// the deletion is not reported done, while part of the namespace is invisible.
 func foreignObjects(ctx context.Context, cfg *rest.Config, ns, id string, allowed []string) ([]string, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -102,38 +105,57 @@ func foreignObjects(ctx context.Context, cfg *rest.Config, ns, id string, allowe
 		return nil, err
 	}
 	lists, err := dc.ServerPreferredNamespacedResources()
-	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("discovering the resource types of namespace %s: %w", ns, err)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s is not deleted while its contents cannot all be seen: discovering its resource types: %w", ns, err)
 	}
-	var out []string
+	type item struct {
+		name string
+		meta metav1.PartialObjectMetadata
+	}
+	var items []item
+	present := map[types.UID]bool{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("namespace %s: resource group %q: %w", ns, l.GroupVersion, err)
 		}
 		for _, r := range l.APIResources {
 			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") {
 				continue
 			}
-			items, err := mc.Resource(gv.WithResource(r.Name)).Namespace(ns).List(ctx, metav1.ListOptions{})
+			list, err := mc.Resource(gv.WithResource(r.Name)).Namespace(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 					continue
 				}
-				out = append(out, fmt.Sprintf("%s (cannot list: %v)", r.Kind, err))
-				continue
+				return nil, fmt.Errorf("namespace %s is not deleted while its contents cannot all be seen: listing %s: %w", ns, gv.WithResource(r.Name), err)
 			}
-			for _, it := range items.Items {
-				name := r.Kind + "/" + it.Name
-				if ours(&it, id) || slices.Contains(allowed, name) || it.DeletionTimestamp != nil || len(it.OwnerReferences) > 0 {
-					continue
-				}
-				out = append(out, name)
+			for _, it := range list.Items {
+				items = append(items, item{name: r.Kind + "/" + it.Name, meta: it})
+				present[it.UID] = true
 			}
 		}
 	}
+	var out []string
+	for _, it := range items {
+		if ours(&it.meta, id) || slices.Contains(allowed, it.name) || it.meta.DeletionTimestamp != nil || ownedHere(&it.meta, present) {
+			continue
+		}
+		out = append(out, it.name)
+	}
 	sort.Strings(out)
 	return slices.Compact(out), nil
+}
+
+// ownedHere says whether o has an owner among the objects listed in its namespace (by UID, which
+// an owner reference must match for the garbage collector to act on it).
+func ownedHere(o metav1.Object, present map[types.UID]bool) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if present[ref.UID] {
+			return true
+		}
+	}
+	return false
 }
 
 // namespaceDefaults are created in every namespace by Kubernetes itself.

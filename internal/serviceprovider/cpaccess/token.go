@@ -128,7 +128,8 @@ func contains(list []string, s string) bool {
 }
 
 // AccessSecret is the workload Secret the operator mounts: the kubeconfig, the current token it
-// points at, and the CP's CA. previousHolder is recorded so the next rotation can revoke it.
+// points at, the CP's CA, and the operator's namespace in the CP (mounted as its ServiceAccount
+// namespace file, see flux.OperatorPatch). previousHolder is recorded so the next rotation can revoke it.
 func AccessSecret(namespace, id string, kubeconfig []byte, caData []byte, tok Token, previousHolder string) *corev1.Secret {
 	s := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -143,6 +144,7 @@ func AccessSecret(namespace, id string, kubeconfig []byte, caData []byte, tok To
 		Data: map[string][]byte{
 			flux.KubeconfigKey: kubeconfig,
 			flux.TokenKey:      []byte(tok.Value),
+			flux.NamespaceKey:  []byte(instance.CPNamespace),
 		},
 	}
 	if len(caData) > 0 {

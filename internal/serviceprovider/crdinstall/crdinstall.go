@@ -27,6 +27,16 @@ import (
 // FieldOwner is the server-side apply field manager of init.
 const FieldOwner = "service-provider-otel-operator-init"
 
+// ClusterLabel names the cluster a CRD belongs on, as OpenMCP's service providers mark their
+// CRDs: ClusterPlatform or ClusterOnboarding.
+const ClusterLabel = "openmcp.cloud/cluster"
+
+// Values of ClusterLabel.
+const (
+	ClusterPlatform   = "platform"
+	ClusterOnboarding = "onboarding"
+)
+
 // CRDs returns the embedded CRDs.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := fs.Glob(crdfs.FS, "*.yaml")
@@ -48,17 +58,23 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// Init installs the CRDs and registers the OtelOperator kind at the ServiceProvider providerName.
+// Init installs each CRD on the cluster its ClusterLabel names and registers the OtelOperator kind at the ServiceProvider providerName.
 func Init(ctx context.Context, platform, onboarding client.Client, providerName string) error {
 	crds, err := CRDs()
 	if err != nil {
 		return err
 	}
 	for _, crd := range crds {
-		target, where := onboarding, "onboarding"
-		if crd.Spec.Names.Kind == "ProviderConfig" {
-			target, where = platform, "platform"
+		var target client.Client
+		switch where := crd.Labels[ClusterLabel]; where {
+		case ClusterPlatform:
+			target = platform
+		case ClusterOnboarding:
+			target = onboarding
+		default:
+			return fmt.Errorf("embedded CRD %s: metadata.labels[%s] is %q; must be %q or %q", crd.Name, ClusterLabel, where, ClusterPlatform, ClusterOnboarding)
 		}
+		where := crd.Labels[ClusterLabel]
 		if err := applyCRD(ctx, target, crd); err != nil {
 			return fmt.Errorf("installing CRD %s on the %s cluster: %w", crd.Name, where, err)
 		}

@@ -43,3 +43,16 @@ func TestSamplesDecodeStrictly(t *testing.T) {
 		})
 	}
 }
+
+// Each CRD carries OpenMCP's cluster label, which is what Init installs it by: ProviderConfig on
+// the platform cluster, OtelOperator on the onboarding cluster.
+func TestCRDsCarryTheirClusterLabel(t *testing.T) {
+	g := NewWithT(t)
+	crds, err := CRDs()
+	g.Expect(err).NotTo(HaveOccurred())
+	got := map[string]string{}
+	for _, c := range crds {
+		got[c.Spec.Names.Kind] = c.Labels[ClusterLabel]
+	}
+	g.Expect(got).To(Equal(map[string]string{"OtelOperator": ClusterOnboarding, "ProviderConfig": ClusterPlatform}))
+}

@@ -89,13 +89,13 @@ func TestWorkloadValuesOperatorNamespaceIsTheControlPlanes(t *testing.T) {
 		user := map[string]any{"opentelemetry-operator": map[string]any{"manager": map[string]any{
 			"extraArgs": []any{"--sync-period=1h", "--webhook-cert-namespace=elsewhere"}}}}
 		v := WorkloadValues(user, nil, testID)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}))
+		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--enable-webhooks=false"}))
 		g.Expect(parse(g, v).Certs.Namespace).To(Equal(instance.CPNamespace))
 	})
 	t.Run("top-level extraArgs carried over", func(t *testing.T) {
 		g := NewWithT(t)
 		v := WorkloadValues(map[string]any{"manager": map[string]any{"extraArgs": []any{"--sync-period=1h"}}}, nil, testID)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}))
+		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--enable-webhooks=false"}))
 	})
 	t.Run("no workload ServiceAccount mount", func(t *testing.T) {
 		// With the mount, the operator would read its pod namespace from it and ignore the flag.
@@ -114,4 +114,20 @@ func TestInstanceOperatorNames(t *testing.T) {
 	g.Expect(InstanceOperatorNames(testID, nil)).To(Equal(OperatorNames{WebhookCertSecret, full + "-mutation", full + "-validation"}))
 	g.Expect(InstanceOperatorNames(testID, map[string]any{"opentelemetry-operator": map[string]any{"admissionWebhooks": map[string]any{"secretName": "s"}}})).
 		To(Equal(OperatorNames{"s", full + "-mutation", full + "-validation"}))
+}
+
+// helmValues.namespaceOverride names the operator's control-plane namespace as in upstream's
+// provider: only the namespace the provider's access covers is accepted; the operator chart's own
+// namespaceOverride, which would move every instance into one workload namespace, is refused;
+// neither reaches the workload release.
+func TestNamespaceOverride(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(CheckValues("1.0.0", map[string]any{"namespaceOverride": instance.CPNamespace})).To(Succeed())
+	g.Expect(CheckValues("1.0.0", map[string]any{"namespaceOverride": "kube-system"})).To(MatchError(And(
+		ContainSubstring(`spec.versions["1.0.0"].helmValues.namespaceOverride: kube-system is not allowed`), ContainSubstring(instance.CPNamespace))))
+	g.Expect(CheckValues("1.0.0", map[string]any{"opentelemetry-operator": map[string]any{"namespaceOverride": "shared"}})).To(MatchError(
+		ContainSubstring(`spec.versions["1.0.0"].helmValues.opentelemetry-operator.namespaceOverride: must not be set`)))
+	v := WorkloadValues(map[string]any{"namespaceOverride": instance.CPNamespace}, nil, testID)
+	g.Expect(v).NotTo(HaveKey("namespaceOverride"))
+	g.Expect(get(v, "opentelemetry-operator", "namespaceOverride")).To(BeNil())
 }

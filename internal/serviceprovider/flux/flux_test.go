@@ -95,7 +95,7 @@ func TestWorkloadValuesForceComponentsAndKeepUserValues(t *testing.T) {
 	op := v["opentelemetry-operator"].(map[string]any)
 	g.Expect(op["enabled"]).To(BeTrue())
 	g.Expect(op["crds"]).To(Equal(map[string]any{"create": false}))
-	g.Expect(op["manager"]).To(Equal(map[string]any{"image": "x", "extraArgs": []any{"--webhook-cert-namespace=" + instance.CPNamespace, "--enable-webhooks=false"}}))
+	g.Expect(op["manager"]).To(Equal(map[string]any{"image": "x", "extraArgs": []any{"--enable-webhooks=false"}}))
 	g.Expect(op["imagePullSecrets"]).To(Equal([]any{map[string]any{"name": "regcred"}}))
 	// The input is not modified.
 	g.Expect(user["kubeStateMetrics"]).To(Equal(map[string]any{"enabled": true}))

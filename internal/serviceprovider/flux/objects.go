@@ -30,6 +30,13 @@ const (
 	TokenKey = "token"
 	// CAKey holds the control plane's serving CA.
 	CAKey = "ca.crt"
+	// NamespaceKey holds the operator's namespace in the control plane (instance.CPNamespace). It
+	// is mounted alone as the ServiceAccount namespace file (ServiceAccountDir), where both our
+	// operator and upstream's look for their own namespace (leader election).
+	NamespaceKey = "namespace"
+	// ServiceAccountDir is the folder of the in-cluster ServiceAccount files. The workload token
+	// is not mounted (automountServiceAccountToken: false); only NamespaceKey is, as `namespace`.
+	ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// CABundleFile is the file name of the CA bundle in CABundleMountPath.
 	CABundleFile = "ca-bundle.crt"
 )
@@ -178,10 +185,12 @@ func release(name string, in Inputs, kubeconfigSecret, targetNamespace string) *
 // OperatorPatch is the strategic-merge patch for the operator Deployment: it mounts the
 // control-plane access Secret and sets KUBECONFIG, so the operator watches the control plane, and
 // with a CA bundle mounts it and adds it to SSL_CERT_DIR. It turns the workload ServiceAccount
-// token mount off: the operator never talks to the workload API server, and without the mount it
-// takes its namespace from --webhook-cert-namespace (the control plane's operator namespace, see
-// WorkloadValues) instead of the workload pod's namespace, which does not exist in the control
-// plane, so its leader-election Lease and certificate Secret land where it may write them.
+// token mount off (the operator never talks to the workload API server) and mounts the access
+// Secret's namespace key as the ServiceAccount namespace file instead, so that the operator, ours
+// or upstream's (which has no flag for it and stops without that file when leader election is
+// on), takes the control plane's operator namespace as its own: its leader-election Lease lands
+// where it may write it, not in the workload pod's namespace, which does not exist in the control
+// plane.
 func OperatorPatch(caBundle bool) string {
 	env := fmt.Sprintf(`        - name: KUBECONFIG
           value: %s/%s
@@ -189,11 +198,20 @@ func OperatorPatch(caBundle bool) string {
 	mounts := fmt.Sprintf(`        - name: otel-operator-cp-access
           mountPath: %s
           readOnly: true
-`, CPAccessMountPath)
+        - name: otel-operator-cp-namespace
+          mountPath: %s
+          readOnly: true
+`, CPAccessMountPath, ServiceAccountDir)
 	volumes := fmt.Sprintf(`      - name: otel-operator-cp-access
         secret:
           secretName: %s
-`, instance.CPAccessSecret)
+      - name: otel-operator-cp-namespace
+        secret:
+          secretName: %s
+          items:
+          - key: %s
+            path: namespace
+`, instance.CPAccessSecret, instance.CPAccessSecret, NamespaceKey)
 	if caBundle {
 		env += fmt.Sprintf(`        - name: SSL_CERT_DIR
           value: /etc/ssl/certs:%s

@@ -125,16 +125,19 @@ func WorkloadValues(user map[string]any, pullSecrets []string, id string) map[st
 	full := instance.WorkloadHelmReleaseName(id)
 	set(v, full, "fullnameOverride")
 	set(v, full, "opentelemetry-operator", "fullnameOverride")
+	// namespaceOverride names the control-plane namespace (CheckValues); in the workload cluster
+	// everything of the release stays in the instance's namespace.
+	delete(v, "namespaceOverride")
 	// No admission webhooks, so no certificate either (upstream's chart would mount a named
 	// secretName that nobody creates; cert-manager need not be installed).
 	set(v, false, "opentelemetry-operator", "admissionWebhooks", "create")
 	set(v, false, "opentelemetry-operator", "admissionWebhooks", "certManager", "enabled")
 	set(v, "", "opentelemetry-operator", "admissionWebhooks", "secretName")
 	operatorDefault(v, true, "admissionWebhooks", "autoGenerateCert", "enabled")
-	// The operator talks only to the control plane, so its namespace there is the control plane's
-	// operator namespace: with no ServiceAccount mount (OperatorPatch turns it off) the operator
-	// takes the namespace of its leader-election Lease from --webhook-cert-namespace. A user's own
-	// value of that flag, or of --enable-webhooks, is replaced.
+	// The operator talks only to the control plane; its namespace there comes from the
+	// ServiceAccount namespace file that OperatorPatch mounts, not from a flag, because upstream's
+	// operator has no flag for it (and refuses unknown ones). A user's --webhook-cert-namespace or
+	// --enable-webhooks is removed, and --enable-webhooks=false (both operators have it) forced.
 	args := get(v, "opentelemetry-operator", "manager", "extraArgs")
 	if args == nil {
 		args = get(v, "manager", "extraArgs")
@@ -153,13 +156,24 @@ func WorkloadValues(user map[string]any, pullSecrets []string, id string) map[st
 
 // CheckValues refuses user values the provider must decide itself: a fullnameOverride (top-level
 // or under opentelemetry-operator) would give every instance the same names in the shared
-// workload cluster.
+// workload cluster, and opentelemetry-operator.namespaceOverride would move every instance's
+// operator into one namespace there. The top-level namespaceOverride names the operator's
+// namespace in the control plane, as in upstream's provider; only instance.CPNamespace is
+// allowed, the one namespace the provider's control-plane access is granted in.
 func CheckValues(version string, values map[string]any) error {
 	for _, path := range [][]string{{"fullnameOverride"}, {"opentelemetry-operator", "fullnameOverride"}} {
 		if v := get(values, path...); v != nil && v != "" {
 			return fmt.Errorf(valuesPath+".%s: must not be set: the provider names the operator's objects after the instance (%q), so that instances sharing the workload cluster never share a name",
 				version, strings.Join(path, "."), instance.WorkloadHelmReleaseName("<instance-id>"))
 		}
+	}
+	if v := get(values, "opentelemetry-operator", "namespaceOverride"); v != nil && v != "" {
+		return fmt.Errorf(valuesPath+".opentelemetry-operator.namespaceOverride: must not be set: the operator runs in its instance's namespace (%q) of the shared workload cluster",
+			version, instance.WorkloadNamespace("<instance-id>"))
+	}
+	if v := get(values, "namespaceOverride"); v != nil && v != "" && v != instance.CPNamespace {
+		return fmt.Errorf(valuesPath+".namespaceOverride: %v is not allowed: the operator's control-plane namespace must be empty or %q, the only namespace the provider's control-plane access is granted in",
+			version, v, instance.CPNamespace)
 	}
 	return nil
 }
@@ -169,14 +183,15 @@ func CheckValues(version string, values map[string]any) error {
 // where the provider grants access to exactly this name unless the user's values name another.
 const WebhookCertSecret = "otel-operator-webhook-cert"
 
-// NamespaceArg is the operator flag that names its namespace in the control plane.
+// NamespaceArg is our operator's flag that would move its certificate Secret and Lease to another
+// namespace; a user's value is removed (the namespace comes from the mounted namespace file).
 const NamespaceArg = "--webhook-cert-namespace"
 
 // WebhooksArg is the operator flag that turns its admission webhooks on or off.
 const WebhooksArg = "--enable-webhooks"
 
 // forcedArgs returns the user's extraArgs (if a list) without any NamespaceArg or WebhooksArg,
-// followed by NamespaceArg=<control-plane namespace> and WebhooksArg=false.
+// followed by WebhooksArg=false.
 func forcedArgs(user any) []any {
 	var out []any
 	list, _ := user.([]any)
@@ -186,7 +201,7 @@ func forcedArgs(user any) []any {
 		}
 		out = append(out, a)
 	}
-	return append(out, NamespaceArg+"="+instance.CPNamespace, WebhooksArg+"=false")
+	return append(out, WebhooksArg+"=false")
 }
 
 func isFlag(arg, flag string) bool {
