@@ -66,6 +66,8 @@ func Inject(in Input) Result {
 		case inst == nil:
 		case !in.Options.Enabled(lang):
 			res.Warnings = append(res.Warnings, notInjected(lang, DisabledMessage(lang)))
+		case lang == Go && !in.Options.GoAllowedIn(in.Namespace):
+			res.Warnings = append(res.Warnings, notInjected(lang, GoNotAllowedMessage(b.namespace)))
 		default:
 			langs = append(langs, lang)
 		}

@@ -167,11 +167,27 @@ var goldenCases = []goldenCase{
 	{"go", func() Input {
 		in := single(Go, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/shop"))
 		in.Options.Disabled = nil
+		in.Namespace.Labels = map[string]string{GoAgentNamespaceLabel: "true"}
 		return in
 	}},
 	{"go-without-exe", func() Input {
 		in := single(Go, appPod())
 		in.Options.Disabled = nil
+		in.Namespace.Labels = map[string]string{GoAgentNamespaceLabel: "true"}
+		return in
+	}},
+	// The namespace is not labelled: no privileged agent, a warning naming the label.
+	{"go-namespace-not-allowed", func() Input {
+		in := single(Go, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/shop"))
+		in.Options.Disabled = nil
+		in.Namespace.Labels = map[string]string{GoAgentNamespaceLabel: "yes"}
+		return in
+	}},
+	// --go-instrumentation-any-namespace: upstream's behaviour, no label needed.
+	{"go-any-namespace", func() Input {
+		in := single(Go, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/shop"))
+		in.Options.Disabled = nil
+		in.Options.GoInAnyNamespace = true
 		return in
 	}},
 	{"go-disabled", func() Input { return single(Go, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/shop")) }},

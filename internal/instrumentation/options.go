@@ -3,6 +3,8 @@ package instrumentation
 import (
 	"fmt"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Annotations besides inject-<language> that steer an injection, on the pod or its namespace
@@ -41,6 +43,28 @@ type Options struct {
 	// MultiInstrumentation allows several languages in one pod, each in its own containers
 	// named by <language>-container-names.
 	MultiInstrumentation bool
+	// GoInAnyNamespace injects the Go agent (a privileged container running as root) into pods
+	// of any namespace, as upstream does. Without it only namespaces labelled
+	// GoAgentNamespaceLabel=true get it.
+	GoInAnyNamespace bool
+}
+
+// GoAgentNamespaceLabel is the label an administrator sets to "true" on a namespace whose pods may
+// get the Go agent. The agent is a privileged container running as root with the node's
+// /sys/kernel/debug mounted, and a pod's own annotation (or an Instrumentation, which a tenant may
+// write) must not be enough to get one: namespaces are cluster-scoped, so a tenant who may only
+// write inside its namespace cannot set this label.
+const GoAgentNamespaceLabel = "otelop.io/allow-privileged-go-agent"
+
+// GoAllowedIn reports whether pods of namespace ns may get the Go agent under o.
+func (o Options) GoAllowedIn(ns metav1.ObjectMeta) bool {
+	return o.GoInAnyNamespace || ns.Labels[GoAgentNamespaceLabel] == "true"
+}
+
+// GoNotAllowedMessage says why the Go agent was not injected into a pod of namespace ns.
+func GoNotAllowedMessage(ns string) string {
+	return fmt.Sprintf("the Go agent runs as a privileged root container, which namespace %q has not allowed (an administrator labels the namespace %s=true)",
+		ns, GoAgentNamespaceLabel)
 }
 
 // DefaultOptions are upstream's defaults: every language but Go and nginx enabled,

@@ -19,6 +19,7 @@ func TestTLSVolumesFollowTheAgentVolume(t *testing.T) {
 	} {
 		in := single(lang, withAnnotations(appPod(), GoTargetExeAnnotation, "/app/main"))
 		in.Options.Disabled = nil
+		in.Options.GoInAnyNamespace = true
 		in.Instrumentations[lang].Spec.Exporter.TLS = &v1alpha1.TLS{SecretName: "otel-client", ConfigMapName: "otel-ca", CA: "ca.crt", Cert: "tls.crt", Key: "tls.key"}
 		res := Inject(in)
 		if len(res.Warnings) > 0 {

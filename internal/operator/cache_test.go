@@ -52,6 +52,9 @@ func TestInstrumentationFlags(t *testing.T) {
 	g.Expect(opts.Enabled(instrumentation.Go)).To(BeTrue())
 	g.Expect(opts.Enabled(instrumentation.Java)).To(BeFalse())
 	g.Expect(opts.MultiInstrumentation).To(BeFalse())
+	g.Expect(opts.GoInAnyNamespace).To(BeFalse(), "the Go agent needs the namespace's opt-in by default")
+	g.Expect(fs.Parse([]string{"--go-instrumentation-any-namespace"})).To(Succeed())
+	g.Expect(o.Instrumentation.Options().GoInAnyNamespace).To(BeTrue())
 	g.Expect(fs.Lookup("enable-apache-httpd-instrumentation")).NotTo(BeNil())
 	g.Expect(fs.Lookup("enable-nginx-instrumentation").DefValue).To(Equal("false"))
 }

@@ -10,6 +10,9 @@ import (
 type InstrumentationFlags struct {
 	Java, NodeJS, Python, DotNet, ApacheHttpd, Go, Nginx bool
 	Multi                                                bool
+	// GoAnyNamespace injects the Go agent into pods of every namespace (upstream's behaviour),
+	// not only of namespaces labelled instrumentation.GoAgentNamespaceLabel=true.
+	GoAnyNamespace bool
 }
 
 // DefaultInstrumentationFlags are upstream's defaults: Go and nginx off, the rest on.
@@ -36,6 +39,9 @@ func (f *InstrumentationFlags) BindFlags(fs *pflag.FlagSet) {
 			"Inject "+string(l.lang)+" auto-instrumentation into pods annotated with "+instrumentation.InjectAnnotation(l.lang)+
 				". When off, such pods are admitted without it, with a warning and a Warning Event."+l.extra)
 	}
+	fs.BoolVar(&f.GoAnyNamespace, "go-instrumentation-any-namespace", f.GoAnyNamespace,
+		"Inject the Go agent (a privileged root container) into pods of every namespace, as upstream does. When off, only pods of namespaces labelled "+
+			instrumentation.GoAgentNamespaceLabel+"=true get it; others are admitted without it, with a warning and a Warning Event.")
 	fs.BoolVar(&f.Multi, "enable-multi-instrumentation", f.Multi,
 		"Allow several languages in one pod, each in the containers its instrumentation.opentelemetry.io/<language>-container-names annotation names.")
 }
@@ -53,6 +59,7 @@ func (f InstrumentationFlags) Options() instrumentation.Options {
 			instrumentation.Nginx:       !f.Nginx,
 		},
 		MultiInstrumentation: f.Multi,
+		GoInAnyNamespace:     f.GoAnyNamespace,
 	}
 }
 

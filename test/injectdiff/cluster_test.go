@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/test/sidebyside"
 	"github.com/otelop/otelop/test/simcluster"
@@ -57,7 +58,9 @@ func start(t *testing.T, ctx context.Context) *env {
 		Namespaces: func(side string) []*corev1.Namespace {
 			var out []*corev1.Namespace
 			for _, s := range nsSuffixes {
-				n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns(side, s)}}
+				// The label lets ours inject the Go agent there (upstream needs no opt-in).
+				n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns(side, s),
+					Labels: map[string]string{instrumentation.GoAgentNamespaceLabel: "true"}}}
 				if s == "nsannot" {
 					n.Annotations = nsannotAnnotations
 				}

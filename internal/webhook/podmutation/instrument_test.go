@@ -66,6 +66,7 @@ func envNames(c corev1.Container) []string {
 // otelop.io/instrumented record.
 func TestInstrumentEachLanguage(t *testing.T) {
 	ns := newNamespace(t, "each-language", nil)
+	labelNamespace(t, ns) // the Go agent's opt-in
 	inst := newInstrumentation(t, ns, "otel")
 	tests := []struct {
 		lang     instrumentation.Language
