@@ -29,7 +29,8 @@ func main() {
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "opentelemetry-operator manages OpenTelemetry collectors, instrumentation,\n"+
 			"OpAMP bridges and target allocators on Kubernetes.\n\nUsage:\n  opentelemetry-operator [flags]          run the manager\n"+
-			"  opentelemetry-operator render -h        print the objects a CR would produce, with no cluster\n\nFlags:\n")
+			"  opentelemetry-operator render -h        print the objects a CR would produce, with no cluster\n"+
+			"  opentelemetry-operator render --diff    plan a CR against a live cluster: what would change, which pods roll\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	opts.BindFlags(fs)

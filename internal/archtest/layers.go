@@ -69,6 +69,11 @@ var Layers = []Layer{
 		What:     "the manager (flags, cache scoping, controllers, webhooks), `render`, the bridge daemon, the service provider's commands",
 	},
 	{
+		Name:     "plan",
+		Packages: []string{"internal/plan"},
+		What:     "`render --diff`: what a reconcile would create, change, prune and roll, computed with reads only from a controller's own functions",
+	},
+	{
 		Name:     "daemon components",
 		Packages: []string{"internal/opampbridge/*", "internal/serviceprovider/*", "internal/targetallocator/..."},
 		What:     "the OpAMP bridge's, the service provider's and the target allocator's own packages; they import each other within one daemon only",

@@ -83,3 +83,31 @@ func TestUnparsableV1alpha1Config(t *testing.T) {
 	g.Expect(out).To(BeEmpty())
 	g.Expect(stderr).To(ContainSubstring("spec.config: invalid collector configuration"))
 }
+
+// TestDiffExitCodes: with --diff, exit code 2 means "changes", so bad flags and a cluster that
+// cannot be reached exit with 1 (the plan's own codes are proved in internal/plan).
+func TestDiffExitCodes(t *testing.T) {
+	g := NewWithT(t)
+	sample := "../../config/samples/opentelemetry.io_v1beta1_opentelemetrycollector_deployment.yaml"
+	code, _, stderr := run([]string{"--diff"}, "")
+	g.Expect(code).To(Equal(1), stderr)
+	code, _, stderr = run([]string{"--diff", "-f", sample, "-o", "yaml"}, "")
+	g.Expect(code).To(Equal(1))
+	g.Expect(stderr).To(ContainSubstring("-o must be text or json"))
+	code, _, stderr = run([]string{"--diff", "-f", sample, "--kubeconfig", "does-not-exist"}, "")
+	g.Expect(code).To(Equal(1))
+	g.Expect(stderr).To(ContainSubstring("loading the cluster connection"))
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	unreachable := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	g.Expect(os.WriteFile(kubeconfig, []byte(unreachable), 0o600)).To(Succeed())
+	code, out, stderr := run([]string{"--diff", "-f", sample, "--kubeconfig", kubeconfig, "--timeout", "5s"}, "")
+	g.Expect(code).To(Equal(1), out)
+	g.Expect(stderr).To(ContainSubstring("127.0.0.1:1"))
+	g.Expect(out).To(BeEmpty())
+
+	code, _, stderr = run([]string{"--help"}, "")
+	g.Expect(code).To(Equal(0))
+	g.Expect(stderr).To(ContainSubstring("--diff plans the input against a live cluster"))
+}

@@ -92,6 +92,15 @@ func ownedBy(o client.Object, otelcol *v1beta1.OpenTelemetryCollector) bool {
 // collector ConfigMaps besides the current one so that a rollback finds its config, and, for a
 // sidecar collector, every older one that an injected pod still mounts.
 func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) (apply.ChangeSet, error) {
+	stale, err := r.staleObjects(ctx, otelcol, desired, existing)
+	if err != nil {
+		return nil, err
+	}
+	return r.Applier.DeleteAll(ctx, stale)
+}
+
+// staleObjects returns the owned objects prune deletes (reads only).
+func (r *Reconciler) staleObjects(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) ([]client.Object, error) {
 	var stale, oldConfigs []client.Object
 	for _, o := range apply.Stale(desired, existing) {
 		if gvk := apply.KeyOf(o).GVK; gvk.Kind == "ConfigMap" && gvk.Group == "" {
@@ -126,5 +135,5 @@ func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCo
 		}
 		stale = append(stale, drop...)
 	}
-	return r.Applier.DeleteAll(ctx, stale)
+	return stale, nil
 }

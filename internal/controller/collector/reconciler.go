@@ -127,13 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
-	for _, obj := range desired {
-		if obj.GetNamespace() != "" {
-			setOwner(obj, otelcol)
-		} else {
-			setClusterOwner(obj, otelcol)
-		}
-	}
+	setOwners(desired, otelcol)
 
 	existing, err := r.listOwned(ctx, otelcol, caps)
 	if err != nil {
@@ -276,6 +270,18 @@ func needsFinalizer(objs []client.Object) bool {
 		}
 	}
 	return false
+}
+
+// setOwners records otelcol as the owner of every desired object: a controller reference on
+// namespaced objects, the owner annotations on cluster-scoped ones.
+func setOwners(desired []client.Object, otelcol *v1beta1.OpenTelemetryCollector) {
+	for _, obj := range desired {
+		if obj.GetNamespace() != "" {
+			setOwner(obj, otelcol)
+		} else {
+			setClusterOwner(obj, otelcol)
+		}
+	}
 }
 
 // setOwner makes otelcol the controller owner of obj (namespaced objects only).
