@@ -38,6 +38,9 @@ type Entry struct {
 	Mode     int64
 	UID, GID int
 	Data     []byte
+	// Link, when set, makes the entry a symbolic link to Link; Dir must then be false and Data
+	// empty.
+	Link string
 }
 
 // Tar returns the layer tarball of entries: sorted by path, every timestamp mtime (truncated to
@@ -60,6 +63,9 @@ func Tar(entries []Entry, mtime time.Time) ([]byte, error) {
 			}
 			dirs[e.Path] = true
 		}
+		if e.Link != "" && (e.Dir || len(e.Data) > 0) {
+			return nil, fmt.Errorf("entry %q: a symbolic link is neither a directory nor has data", e.Path)
+		}
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -76,9 +82,12 @@ func Tar(entries []Entry, mtime time.Time) ([]byte, error) {
 			ModTime: mt,
 			Format:  tar.FormatUSTAR,
 		}
-		if e.Dir {
+		switch {
+		case e.Dir:
 			h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
-		} else {
+		case e.Link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, e.Link
+		default:
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(e.Data))
 		}
 		if err := tw.WriteHeader(h); err != nil {

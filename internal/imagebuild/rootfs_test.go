@@ -78,11 +78,29 @@ func TestTarRejects(t *testing.T) {
 		"duplicate":      {{Path: "/a", Dir: true}, {Path: "/a", Dir: true}},
 		"missing parent": {{Path: "/a/b", Data: []byte("x")}},
 		"dir with data":  {{Path: "/a", Dir: true, Data: []byte("x")}},
+		"link with data": {{Path: "/a", Link: "/b", Data: []byte("x")}},
+		"link as dir":    {{Path: "/a", Link: "/b", Dir: true}},
 	} {
 		if _, err := Tar(entries, epoch); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
+}
+
+// TestTarSymlink: an entry with Link is a symbolic link to it, with its mode and no data.
+func TestTarSymlink(t *testing.T) {
+	g := NewWithT(t)
+	b, err := Tar([]Entry{{Path: "/bin", Dir: true, Mode: 0o755}, {Path: "/bin/sh", Mode: 0o777, Link: "/bin/busybox"},
+		{Path: "/bin/busybox", Mode: 0o755, Data: []byte("ELF")}}, epoch)
+	g.Expect(err).NotTo(HaveOccurred())
+	es := readTar(t, b)
+	g.Expect(es).To(HaveLen(3))
+	sh := es[2]
+	g.Expect(sh.hdr.Name).To(Equal("bin/sh"))
+	g.Expect(sh.hdr.Typeflag).To(Equal(byte(tar.TypeSymlink)))
+	g.Expect(sh.hdr.Linkname).To(Equal("/bin/busybox"))
+	g.Expect(sh.hdr.Size).To(BeZero())
+	g.Expect(sh.data).To(BeEmpty())
 }
 
 func TestBaseLayerContents(t *testing.T) {
