@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the real-node tests (test/realnode) need from Debian: containerd, runc, the CNI
-# plugins (bridge, host-local, loopback) and iproute2 (ip netns). Idempotent: it does nothing when
+# plugins (bridge, host-local, loopback), iproute2 (ip netns) and busybox-static (the static
+# /bin/busybox that gives the web-server stand-in images a shell and the commands the injected
+# init containers run; Debian's dynamic busybox package does not do). Idempotent: it does nothing when
 # everything is already there. Needs root; prints why and exits 3 when it cannot install.
 set -euo pipefail
 need=()
@@ -9,6 +11,7 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || need+=(containernetworking-plugins)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v mount >/dev/null 2>&1 || need+=(mount)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' || need+=(busybox-static)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/otelop/otelop/internal/imagebuild"
@@ -37,7 +38,7 @@ func TestAgentImagesAreLaidOutLikeTheRealOnes(t *testing.T) {
 		t.Fatalf("%d images, want %d", len(imgs), len(want))
 	}
 	for _, img := range imgs {
-		names := layerNames(t, img, filepath.Join(dir, "layout"))
+		names, _ := layerNames(t, img, filepath.Join(dir, "layout"))
 		for _, w := range append(want[img.Name], "usr/local/bin/cp") {
 			if !slices.Contains(names, w) {
 				t.Errorf("%s lacks %s; it holds %q", img.Name, w, names)
@@ -46,8 +47,69 @@ func TestAgentImagesAreLaidOutLikeTheRealOnes(t *testing.T) {
 	}
 }
 
-// layerNames writes img and returns the entry names of its own (second) layer.
-func layerNames(t *testing.T, img Image, out string) []string {
+// TestWebServerImagesAreLaidOutLikeTheRealOnes: the web-server agent image holds, under
+// /opt/opentelemetry, the SDK libraries, both Apache modules, the nginx module of each version,
+// the log4cxx template and VERSION.txt; the application images hold their server's configuration
+// (nginx's with its nginx -v script); every image has busybox with a /bin link for each applet
+// the injected scripts run.
+func TestWebServerImagesAreLaidOutLikeTheRealOnes(t *testing.T) {
+	dir := t.TempDir()
+	for _, b := range []string{"pathcheck", "busybox"} {
+		if err := os.WriteFile(filepath.Join(dir, b), []byte("#!"+b), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := []string{"opt/opentelemetry/VERSION.txt", "opt/opentelemetry/conf/opentelemetry_sdk_log4cxx.xml.template",
+		"opt/opentelemetry/WebServerModule/Apache/libmod_apache_otel.so", "opt/opentelemetry/WebServerModule/Apache/libmod_apache_otel22.so",
+		"usr/local/bin/busybox"}
+	for _, l := range WebServerSDKLibs {
+		agent = append(agent, "opt/opentelemetry/sdk_lib/lib/"+l)
+	}
+	for _, v := range NginxModuleVersions {
+		agent = append(agent, "opt/opentelemetry/WebServerModule/Nginx/"+v+"/ngx_http_opentelemetry_module.so")
+	}
+	want := map[string][]string{
+		WebServerAgentImage: agent,
+		ApacheAppImage:      {"usr/local/apache2/conf/httpd.conf", "usr/local/apache2/modules/mod_mpm_event.so", "usr/local/bin/pathcheck", "bin/busybox"},
+		NginxAppImage:       {"etc/nginx/nginx.conf", "etc/nginx/conf.d/default.conf", "usr/sbin/nginx", "usr/local/bin/pathcheck", "bin/busybox"},
+	}
+	imgs := webServerImages(dir, filepath.Join(dir, "busybox"), []byte("#!busybox"))
+	if len(imgs) != len(want) {
+		t.Fatalf("%d images, want %d", len(imgs), len(want))
+	}
+	for _, img := range imgs {
+		names, links := layerNames(t, img, filepath.Join(dir, "layout"))
+		for _, w := range want[img.Name] {
+			if !slices.Contains(names, w) {
+				t.Errorf("%s lacks %s; it holds %q", img.Name, w, names)
+			}
+		}
+		for _, a := range busyboxApplets {
+			if links["bin/"+a] == "" {
+				t.Errorf("%s has no /bin/%s link; links %q", img.Name, a, links)
+			}
+		}
+	}
+}
+
+// TestBusyboxIsStatic: the host's busybox (from busybox-static) is taken, a dynamically linked
+// program is refused (the images have no C library), a missing one names the package.
+func TestBusyboxIsStatic(t *testing.T) {
+	Require(t) // busybox comes with the real node's packages
+	if _, err := readBusybox(BusyboxPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readBusybox("/usr/bin/env"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("a dynamic program: %v", err)
+	}
+	if _, err := readBusybox(filepath.Join(t.TempDir(), "busybox")); err == nil || !strings.Contains(err.Error(), "busybox-static") {
+		t.Errorf("no busybox: %v", err)
+	}
+}
+
+// layerNames writes img and returns the entry names of its own (second) layer, and its symbolic
+// links' targets by name.
+func layerNames(t *testing.T, img Image, out string) (names []string, links map[string]string) {
 	t.Helper()
 	if _, err := writeImage(img, out); err != nil {
 		t.Fatalf("%s: %v", img.Name, err)
@@ -73,7 +135,7 @@ func layerNames(t *testing.T, img Image, out string) []string {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	var names []string
+	links = map[string]string{}
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
@@ -81,6 +143,9 @@ func layerNames(t *testing.T, img Image, out string) []string {
 			break
 		}
 		names = append(names, h.Name)
+		if h.Typeflag == tar.TypeSymlink {
+			links[h.Name] = h.Linkname
+		}
 	}
-	return names
+	return names, links
 }

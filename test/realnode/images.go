@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,11 +29,15 @@ type Image struct {
 	Binary string
 	// Args are the default arguments (the image's Cmd).
 	Args []string
-	// Env holds KEY=VALUE entries.
+	// Env holds KEY=VALUE entries; one for a variable the base image sets (PATH) replaces it.
 	Env []string
 	// Files are more regular files (mode 0644), by absolute path in the image; their folders are
 	// created (mode 0755).
 	Files map[string]string
+	// Executables are like Files with mode 0755 (programs, shell scripts).
+	Executables map[string]string
+	// Links are symbolic links, by absolute path in the image, to their targets.
+	Links map[string]string
 }
 
 // Image names of the images the cluster always loads.
@@ -56,7 +61,8 @@ var imageCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeImage writes img as an OCI layout in dir, built the way the shipped images are
 // (internal/imagebuild): the shared base layer (users root and nonroot, CA certificates, /tmp)
-// and one layer with the binary at /usr/local/bin/<name> and img.Files; the binary is the
+// and one layer with the binary at /usr/local/bin/<name>, img.Files, img.Executables and
+// img.Links; the binary is the
 // entrypoint and the image runs as the nonroot user. It returns the tag, the part of img.Name
 // after the last ':'.
 func writeImage(img Image, dir string) (tag string, err error) {
@@ -72,6 +78,12 @@ func writeImage(img Image, dir string) (tag string, err error) {
 	entries := imagebuild.BinaryEntries(name, bin)
 	for p, data := range img.Files {
 		entries = append(entries, imagebuild.Entry{Path: p, Mode: 0o644, Data: []byte(data)})
+	}
+	for p, data := range img.Executables {
+		entries = append(entries, imagebuild.Entry{Path: p, Mode: 0o755, Data: []byte(data)})
+	}
+	for p, target := range img.Links {
+		entries = append(entries, imagebuild.Entry{Path: p, Mode: 0o777, Link: target})
 	}
 	entries = append(entries, parentDirs(entries)...)
 	layer, err := tarLayer(entries)
@@ -95,7 +107,7 @@ func writeImage(img Image, dir string) (tag string, err error) {
 		}
 		cf = cf.DeepCopy()
 		cf.Config.Cmd = img.Args
-		cf.Config.Env = append(cf.Config.Env, img.Env...)
+		cf.Config.Env = setEnv(cf.Config.Env, img.Env)
 		if image, err = mutate.ConfigFile(image, cf); err != nil {
 			return "", err
 		}
@@ -106,6 +118,21 @@ func writeImage(img Image, dir string) (tag string, err error) {
 	}
 	_, err = imagebuild.WriteLayout(dir, idx, tag)
 	return tag, err
+}
+
+// setEnv returns env with each KEY=VALUE of set replacing the entry for KEY or appended.
+func setEnv(env, set []string) []string {
+	out := append([]string(nil), env...)
+	for _, kv := range set {
+		key, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(out, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+		if i >= 0 {
+			out[i] = kv
+		} else {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // parentDirs returns the folders (mode 0755) that hold entries and are not entries themselves.
@@ -348,12 +375,20 @@ type agentLoad struct {
 }
 
 // LoadAgentImages builds and loads the stand-in agent images (NodeJSAgentImage,
-// PythonAgentImage, DotNetAgentImage) and PathCheckImage, once per cluster.
+// PythonAgentImage, DotNetAgentImage, WebServerAgentImage), PathCheckImage and the web-server
+// application images (ApacheAppImage, NginxAppImage), once per cluster. It fails when the static
+// busybox those need is missing.
 func (c *Cluster) LoadAgentImages() error {
 	v, _ := agentLoads.LoadOrStore(c, &agentLoad{})
 	l := v.(*agentLoad)
 	l.once.Do(func() {
+		busybox, err := readBusybox(BusyboxPath)
+		if err != nil {
+			l.err = err
+			return
+		}
 		imgs := append(agentImages(c.binDir), Image{Name: PathCheckImage, Binary: filepath.Join(c.binDir, "pathcheck")})
+		imgs = append(imgs, webServerImages(c.binDir, BusyboxPath, busybox)...)
 		if l.err = c.writeImages(imgs); l.err != nil {
 			return
 		}

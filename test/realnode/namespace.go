@@ -135,7 +135,7 @@ func prerequisites() string {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Sprintf("containerd, runc and the CNI plugins are missing and could not be installed (%v): %s",
+		return fmt.Sprintf("the real node's Debian packages (containerd, runc, the CNI plugins, iproute2, busybox-static) are missing and could not be installed (%v): %s",
 			err, strings.TrimSpace(stderr.String()))
 	}
 	return ""

@@ -24,7 +24,8 @@ var k8s client.Client
 
 // startOperator installs the CRDs and the admission webhooks (pointed at 127.0.0.1 inside the
 // namespace) and runs the operator in this process, with the real-node collector image as its
-// default collector image. It runs as cluster admin: test/e2e proves the shipped RBAC is enough.
+// default collector image and nginx auto-instrumentation enabled. It runs as cluster admin:
+// test/e2e proves the shipped RBAC is enough.
 func startOperator(ctx context.Context) (func(), error) {
 	ctrllog.SetLogger(logr.Discard())
 	root := testenv.RepoRoot()
@@ -52,6 +53,7 @@ func startOperator(ctx context.Context) (func(), error) {
 	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
 	o.CollectorImage = realnode.CollectorImage
 	o.OpAMPBridgeImage = bridgeImageRepo + ":1"
+	o.Instrumentation.Nginx = true // off by default, as upstream's; TestInjectedAgentPathsExist covers it
 	mgr, err := operator.New(ctx, cfg, o)
 	if err != nil {
 		return nil, err

@@ -1,13 +1,16 @@
 // Command pathcheck is the application of the real-node agent path tests: it checks that every
 // file or folder the auto-instrumentation environment names exists in its filesystem, as the
 // language runtime would need it. For each variable that can name agent files (JAVA_TOOL_OPTIONS,
-// NODE_OPTIONS, PYTHONPATH, CORECLR_*, DOTNET_* and OTEL_*) it prints one line per absolute path
-// in the value:
+// NODE_OPTIONS, PYTHONPATH, LD_LIBRARY_PATH, CORECLR_*, DOTNET_* and OTEL_*) it prints one line
+// per absolute path in the value:
 //
 //	path NAME PATH ok file|dir
 //	path NAME PATH missing
 //
-// then, for each folder /otel-auto-instrumentation-* (the agent volumes), the files under it:
+// For each -conf FILE (a web server's configuration, see checkConf) it prints the configuration's
+// directive lines and whether each file they load or include exists, in the same form with NAME
+// conf:FILE. Then, for each folder /otel-auto-instrumentation-* (the agent volumes) and each
+// -tree DIR, the files under it:
 //
 //	tree ROOT REL REL ...
 //
@@ -15,6 +18,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,12 +27,27 @@ import (
 	"strings"
 )
 
+// list is a repeatable flag.
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
 func main() {
+	var confs, trees list
+	flag.Var(&confs, "conf", "a web server configuration file to check (repeatable)")
+	flag.Var(&trees, "tree", "a folder whose files to list (repeatable)")
+	flag.Parse()
 	for _, l := range check(os.Environ(), os.Stat) {
 		fmt.Println(l)
 	}
+	for _, f := range confs {
+		for _, l := range checkConf(f, os.Stat) {
+			fmt.Println(l)
+		}
+	}
 	roots, _ := filepath.Glob("/otel-auto-instrumentation-*")
-	for _, r := range roots {
+	for _, r := range append(roots, trees...) {
 		fmt.Println(tree(r))
 	}
 }
@@ -36,7 +55,7 @@ func main() {
 // watched says whether variable name can name agent files.
 func watched(name string) bool {
 	switch name {
-	case "JAVA_TOOL_OPTIONS", "NODE_OPTIONS", "PYTHONPATH":
+	case "JAVA_TOOL_OPTIONS", "NODE_OPTIONS", "PYTHONPATH", "LD_LIBRARY_PATH":
 		return true
 	}
 	for _, p := range []string{"OTEL_", "CORECLR_", "DOTNET_"} {
