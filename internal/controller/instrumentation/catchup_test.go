@@ -366,7 +366,7 @@ func TestScannerReadsEveryPage(t *testing.T) {
 	statefulSet(t, ns, "db", java, nil)
 	daemonSet(t, ns, "agent", java, javaRecord(ns, "instr", 1))
 	ix := ctrlinst.NewIndex([]v1alpha1.Instrumentation{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "instr", Generation: 1}}})
-	s := ctrlinst.Scanner{Reader: k8s, PageSize: 1}
+	s := ctrlinst.Scanner{Reader: k8s, Apps: apps, PageSize: 1}
 
 	stats := &ctrlinst.Stats{}
 	nss, err := s.Namespaces(ctx, ix, nil, stats)

@@ -23,6 +23,10 @@ var (
 		Name: "otelop_instrumentation_pending_workloads",
 		Help: "Workloads that ask for an Instrumentation but run pods admitted without it (summed over Instrumentations).",
 	})
+	scansTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "otelop_instrumentation_scans_total",
+		Help: "Catch-up scans started (at start, every interval, and after Instrumentation changes that affect the outcome, coalesced).",
+	})
 	restartsTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "otelop_instrumentation_workload_restarts_total",
 		Help: "Workloads the catch-up controller restarted.",
@@ -30,5 +34,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(scanSeconds, scanRequests, scanPods, pendingWorkloads, restartsTotal)
+	metrics.Registry.MustRegister(scanSeconds, scanRequests, scanPods, pendingWorkloads, scansTotal, restartsTotal)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,6 +48,9 @@ type Reconciler struct {
 	Shard labels.Selector
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	// lastScan is when the last scan started (UnixNano), for coalescing.
+	lastScan atomic.Int64
 }
 
 func (r *Reconciler) now() time.Time {
@@ -57,18 +61,23 @@ func (r *Reconciler) now() time.Time {
 }
 
 // Reconcile implements reconcile.Reconciler: scan, write the statuses that changed, restart.
+//
+// With a shard, the scan resolves workloads' requests against every Instrumentation (each shard
+// then sees the same want and the same restart record), but writes the status only of its own
+// Instrumentations and restarts only the workloads whose restart falls to one of them
+// (Workload.RestartFor): two shards never restart one workload each for its own part.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	list := &v1alpha1.InstrumentationList{}
-	var opts []client.ListOption
-	if r.Shard != nil && !r.Shard.Empty() {
-		opts = append(opts, client.MatchingLabelsSelector{Selector: r.Shard})
-	}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
+	r.lastScan.Store(time.Now().UnixNano())
+	all, err := r.instrumentations(ctx)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	items := slices.DeleteFunc(list.Items, func(in v1alpha1.Instrumentation) bool {
-		return in.DeletionTimestamp != nil || (len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, in.Namespace))
-	})
+	var items []v1alpha1.Instrumentation
+	for _, in := range all {
+		if r.inShard(&in) {
+			items = append(items, in)
+		}
+	}
 	if len(items) == 0 {
 		pendingWorkloads.Set(0)
 		return ctrl.Result{}, nil // the next Instrumentation to be created queues a scan
@@ -77,14 +86,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	for _, in := range items {
 		keys = append(keys, types.NamespacedName{Namespace: in.Namespace, Name: in.Name})
 	}
-	workloads, sums, err := r.scan(ctx, items, keys)
+	scansTotal.Inc()
+	workloads, sums, err := r.scan(ctx, NewIndex(all), keys)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	errs := r.writeStatuses(ctx, items, keys, sums)
 	byKey := map[types.NamespacedName]*v1alpha1.Instrumentation{}
+	for i := range all {
+		byKey[types.NamespacedName{Namespace: all[i].Namespace, Name: all[i].Name}] = &all[i]
+	}
 	for i := range items {
-		byKey[keys[i]] = &items[i]
+		byKey[keys[i]] = &items[i] // the copies writeStatuses updated
 	}
 	result := ctrl.Result{RequeueAfter: r.Interval}
 	errs = append(errs, r.restartPending(ctx, workloads, byKey, &result)...)
@@ -94,10 +107,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	return result, nil
 }
 
-// scan reads the workloads of the namespaces items select, sums them up per Instrumentation
-// (keys[i] is items[i]'s) and sets the scan metrics.
-func (r *Reconciler) scan(ctx context.Context, items []v1alpha1.Instrumentation, keys []types.NamespacedName) ([]*Workload, map[types.NamespacedName]*Summary, error) {
-	ix := NewIndex(items)
+func (r *Reconciler) sharded() bool { return r.Shard != nil && !r.Shard.Empty() }
+
+// inShard reports whether this instance acts on in (writes its status, restarts for it).
+func (r *Reconciler) inShard(in *v1alpha1.Instrumentation) bool {
+	return !r.sharded() || r.Shard.Matches(labels.Set(in.Labels))
+}
+
+// instrumentations returns every live Instrumentation of the namespaces scanned, whatever its
+// shard: from the cache without a shard; with one, uncached (an instance without webhooks caches
+// only its shard's).
+func (r *Reconciler) instrumentations(ctx context.Context) ([]v1alpha1.Instrumentation, error) {
+	var all []v1alpha1.Instrumentation
+	if !r.sharded() {
+		list := &v1alpha1.InstrumentationList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return nil, err
+		}
+		all = list.Items
+	} else {
+		nss := r.Namespaces
+		if len(nss) == 0 {
+			nss = []string{""}
+		}
+		list := &v1alpha1.InstrumentationList{}
+		for _, ns := range nss {
+			if err := r.Scanner.list(ctx, list, ns, &Stats{}, func() { all = append(all, list.Items...) }); err != nil {
+				return nil, fmt.Errorf("listing instrumentations: %w", err)
+			}
+		}
+	}
+	return slices.DeleteFunc(all, func(in v1alpha1.Instrumentation) bool {
+		return in.DeletionTimestamp != nil || (len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, in.Namespace))
+	}), nil
+}
+
+// scan reads the workloads of the namespaces ix selects, sums them up per Instrumentation of
+// keys and sets the scan metrics.
+func (r *Reconciler) scan(ctx context.Context, ix Index, keys []types.NamespacedName) ([]*Workload, map[types.NamespacedName]*Summary, error) {
 	start := time.Now()
 	stats := &Stats{}
 	nss, err := r.Scanner.Namespaces(ctx, ix, r.Namespaces, stats)
@@ -154,12 +201,19 @@ func (r *Reconciler) writeStatuses(ctx context.Context, items []v1alpha1.Instrum
 	return errs
 }
 
-// restartPending restarts the workloads whose Instrumentations opted in, as far as the rate limit
-// allows; when it defers a restart it shortens result's RequeueAfter to the limiter's wait.
+// restartPending restarts the workloads whose restart falls to one of this shard's
+// Instrumentations (byKey holds every shard's), as far as the rate limit allows; when it defers a
+// restart it shortens result's RequeueAfter to the limiter's wait.
 func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, byKey map[types.NamespacedName]*v1alpha1.Instrumentation, result *ctrl.Result) []error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
-	for _, w := range RestartCandidates(workloads, func(w *Workload, k types.NamespacedName) bool { return r.optIn(w, byKey[k]) }) {
+	optIn := func(w *Workload, k types.NamespacedName) bool { return r.optIn(w, byKey[k]) }
+	for _, w := range RestartCandidates(workloads, optIn) {
+		key, _ := w.RestartFor(optIn)
+		regarding := byKey[key]
+		if regarding == nil || !r.inShard(regarding) {
+			continue // another shard's Instrumentation restarts it
+		}
 		now := r.now()
 		if !r.Limiter.Allow(now) {
 			if wait := r.Limiter.Wait(now); wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
@@ -168,7 +222,6 @@ func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, 
 			log.Info("restart deferred by the rate limit", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name)
 			break
 		}
-		regarding := byKey[w.Want[0].Instrumentation]
 		if err := r.restart(ctx, w, now); err != nil {
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
 				continue // gone or replaced since the scan; the next scan sees the new one
@@ -180,7 +233,7 @@ func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, 
 		restartsTotal.Inc()
 		log.Info("restarted", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name, "for", w.Record())
 		for _, key := range instrumentationsOf(w) {
-			if in := byKey[key]; in != nil {
+			if in := byKey[key]; in != nil && r.inShard(in) {
 				// The workload as the related object keeps each restart its own Event (isomorphic
 				// Events are merged into one series).
 				r.Recorder.Eventf(in, w.object(), "Normal", EventWorkloadRestarted, "Restart",

@@ -10,6 +10,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inst "github.com/otelop/otelop/internal/instrumentation"
@@ -20,11 +21,15 @@ const DefaultPageSize = 500
 
 // Scanner reads workloads, ReplicaSets and pods straight from the API server, page by page, and
 // keeps only the compact Workload views: memory grows with the number of workloads that ask for
-// instrumentation, not with the number of pods. Pods and ReplicaSets are read as metadata only.
+// instrumentation, not with the number of pods or the size of pod templates. Pods and
+// ReplicaSets are read as metadata only; workloads are decoded item by item into what the scan
+// reads of them.
 type Scanner struct {
 	// Reader must not be the manager's cache (user workloads are not cached): the manager's
 	// APIReader.
 	Reader client.Reader
+	// Apps is the apps/v1 API (NewAppsREST), for the workloads.
+	Apps rest.Interface
 	// PageSize is the Limit of each list request (default DefaultPageSize).
 	PageSize int64
 	// Enabled filters the languages the pod webhook injects (nil: all).
@@ -143,38 +148,28 @@ func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]stri
 }
 
 // workloads lists the Deployments, StatefulSets and DaemonSets of ns and returns those that ask
-// for instrumentation served by ix.
+// for instrumentation served by ix. They are streamed into the scan's views (stream.go): a page of
+// workloads costs memory for one workload, not for the page's pod templates.
 func (s Scanner) workloads(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
 	var out []*Workload
 	add := func(w *Workload) {
+		stats.Workloads++
 		if w != nil {
 			out = append(out, w)
 		}
 	}
-	deps := &appsv1.DeploymentList{}
-	if err := s.list(ctx, deps, ns, stats, func() {
-		stats.Workloads += len(deps.Items)
-		for i := range deps.Items {
-			add(FromDeployment(&deps.Items[i], nsAnn, ix, s.Enabled))
-		}
+	if err := streamList(ctx, s, "deployments", ns, stats, func(d *slimDeployment) {
+		add(FromDeployment(d.object(), nsAnn, ix, s.Enabled))
 	}); err != nil {
 		return nil, fmt.Errorf("listing deployments in %s: %w", ns, err)
 	}
-	sts := &appsv1.StatefulSetList{}
-	if err := s.list(ctx, sts, ns, stats, func() {
-		stats.Workloads += len(sts.Items)
-		for i := range sts.Items {
-			add(FromStatefulSet(&sts.Items[i], nsAnn, ix, s.Enabled))
-		}
+	if err := streamList(ctx, s, "statefulsets", ns, stats, func(sts *slimStatefulSet) {
+		add(FromStatefulSet(sts.object(), nsAnn, ix, s.Enabled))
 	}); err != nil {
 		return nil, fmt.Errorf("listing statefulsets in %s: %w", ns, err)
 	}
-	dss := &appsv1.DaemonSetList{}
-	if err := s.list(ctx, dss, ns, stats, func() {
-		stats.Workloads += len(dss.Items)
-		for i := range dss.Items {
-			add(FromDaemonSet(&dss.Items[i], nsAnn, ix, s.Enabled))
-		}
+	if err := streamList(ctx, s, "daemonsets", ns, stats, func(ds *slimDaemonSet) {
+		add(FromDaemonSet(ds.object(), nsAnn, ix, s.Enabled))
 	}); err != nil {
 		return nil, fmt.Errorf("listing daemonsets in %s: %w", ns, err)
 	}

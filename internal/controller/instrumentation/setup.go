@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,12 +27,19 @@ const ControllerName = "instrumentation-catchup"
 const (
 	DefaultInterval          = time.Minute
 	DefaultRestartsPerMinute = 10
+	// DefaultCoalesce is the least time between two scans that Instrumentation changes start.
+	DefaultCoalesce = 5 * time.Second
 )
 
 // Options configure SetupWithManager.
 type Options struct {
 	// Interval between scans (default DefaultInterval).
 	Interval time.Duration
+	// Coalesce is the least time from one scan's start to the next scan an Instrumentation change
+	// starts (default DefaultCoalesce): changes within it wait, and one scan covers them all.
+	Coalesce time.Duration
+	// Name of the controller (default ControllerName), for tests that run several.
+	Name string
 	// RestartPendingWorkloads restarts the pending workloads of every Instrumentation not
 	// annotated otelop.io/restart-pending-workloads=false.
 	RestartPendingWorkloads bool
@@ -52,12 +61,19 @@ type Options struct {
 // scanKey is the one request the controller queues.
 var scanKey = reconcile.Request{NamespacedName: client.ObjectKey{Name: "scan"}}
 
-// SetupWithManager registers the catch-up controller: a scan on start, on every Instrumentation
-// created, deleted or changed (spec or annotations; not status), and every Interval. It reads
-// user workloads and pods with the manager's uncached APIReader, never through an informer.
+// SetupWithManager registers the catch-up controller: a scan on start, every Interval, and after
+// an Instrumentation is created, deleted or changed in what the scan reads of it (scanInput),
+// at most one such scan per Coalesce. It reads user workloads and pods with the manager's
+// uncached APIReader, never through an informer.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
+	}
+	if opts.Coalesce <= 0 {
+		opts.Coalesce = DefaultCoalesce
+	}
+	if opts.Name == "" {
+		opts.Name = ControllerName
 	}
 	if opts.RestartsPerMinute == 0 {
 		opts.RestartsPerMinute = DefaultRestartsPerMinute
@@ -68,9 +84,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			namespaces = append(namespaces, ns)
 		}
 	}
+	apps, err := NewAppsREST(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
 		Client:     mgr.GetClient(),
-		Scanner:    Scanner{Reader: mgr.GetAPIReader(), PageSize: opts.PageSize, Enabled: opts.Enabled},
+		Scanner:    Scanner{Reader: mgr.GetAPIReader(), Apps: apps, PageSize: opts.PageSize, Enabled: opts.Enabled},
 		Recorder:   mgr.GetEventRecorder("opentelemetry-operator"),
 		Interval:   opts.Interval,
 		RestartAll: opts.RestartPendingWorkloads,
@@ -83,13 +103,56 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		t := true
 		copts.SkipNameValidation = &t
 	}
-	toScan := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{scanKey}
-	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		Watches(&v1alpha1.Instrumentation{}, toScan, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Named(opts.Name).
+		Watches(&v1alpha1.Instrumentation{}, r.coalesced(opts.Coalesce), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return r.scanInput(e.ObjectOld) != r.scanInput(e.ObjectNew) },
+		})).
 		WithOptions(copts).
 		Complete(r)
 }
+
+// input is what a scan reads of an Instrumentation; a change of anything else (status, other
+// annotations and labels, managedFields) does not change the outcome and starts no scan.
+type input struct {
+	generation            int64
+	allowed, restartOptIn string
+	inShard, deleting     bool
+}
+
+func (r *Reconciler) scanInput(obj client.Object) input {
+	ann := obj.GetAnnotations()
+	return input{
+		generation:   obj.GetGeneration(),
+		allowed:      ann[inst.AllowedNamespacesAnnotation],
+		restartOptIn: ann[RestartOptInAnnotation],
+		inShard:      !r.sharded() || r.Shard.Matches(labels.Set(obj.GetLabels())),
+		deleting:     obj.GetDeletionTimestamp() != nil,
+	}
+}
+
+// coalesced queues the scan for every event it gets, no sooner than window after the last scan
+// started: a burst of changes costs one scan now and at most one per window after it, each
+// covering every change before it.
+func (r *Reconciler) coalesced(window time.Duration) handler.EventHandler {
+	queue := func(q requests) {
+		wait := time.Duration(0)
+		if last := r.lastScan.Load(); last != 0 {
+			wait = time.Until(time.Unix(0, last).Add(window))
+		}
+		if wait > 0 {
+			q.AddAfter(scanKey, wait)
+		} else {
+			q.Add(scanKey)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc:  func(_ context.Context, _ event.CreateEvent, q requests) { queue(q) },
+		UpdateFunc:  func(_ context.Context, _ event.UpdateEvent, q requests) { queue(q) },
+		DeleteFunc:  func(_ context.Context, _ event.DeleteEvent, q requests) { queue(q) },
+		GenericFunc: func(_ context.Context, _ event.GenericEvent, q requests) { queue(q) },
+	}
+}
+
+// requests is the controller's queue.
+type requests = workqueue.TypedRateLimitingInterface[reconcile.Request]

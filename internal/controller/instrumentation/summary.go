@@ -145,13 +145,25 @@ func RestartCandidates(workloads []*Workload, optIn func(*Workload, types.Namesp
 		if w.RollingOut || w.NoRestart != "" || w.RestartedFor == w.Record() {
 			continue
 		}
-		for key, reason := range w.Verdicts() {
-			if (reason == ReasonNotInjected || reason == ReasonOutdated) && optIn(w, key) {
-				out = append(out, w)
-				break
-			}
+		if _, ok := w.RestartFor(optIn); ok {
+			out = append(out, w)
 		}
 	}
 	slices.SortFunc(out, func(a, b *Workload) int { return comparePending(a.Ref(), b.Ref()) })
 	return out
+}
+
+// RestartFor returns the Instrumentation a restart of w falls to: the first, in w.Want's
+// (language) order, for which w is pending in a way a restart fixes and optIn is true. Every
+// instance computes the same one from the same Instrumentations, so with --shard only the shard
+// of that Instrumentation restarts w.
+func (w *Workload) RestartFor(optIn func(*Workload, types.NamespacedName) bool) (types.NamespacedName, bool) {
+	verdicts := w.Verdicts()
+	for _, want := range w.Want {
+		reason := verdicts[want.Instrumentation]
+		if (reason == ReasonNotInjected || reason == ReasonOutdated) && optIn(w, want.Instrumentation) {
+			return want.Instrumentation, true
+		}
+	}
+	return types.NamespacedName{}, false
 }
