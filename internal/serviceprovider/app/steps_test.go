@@ -44,7 +44,7 @@ func listCollectors(ctx context.Context, cfg *rest.Config) error {
 }
 
 // testOperatorRights checks, with the workload operator's control-plane credentials, what the
-// operator does in the CP's operator namespace (where --webhook-cert-namespace puts it): take its
+// operator does in the CP's operator namespace (its namespace there, from the mounted namespace file): take its
 // leader-election Lease and keep its webhook certificate Secret; and that it cannot read Secrets
 // anywhere else.
 func testOperatorRights(g Gomega, ctx context.Context, op client.Client) {

@@ -70,6 +70,8 @@ func TestAccessSecretRoundTrip(t *testing.T) {
 	g.Expect(s.Name).To(Equal(instance.CPAccessSecret))
 	g.Expect(s.Data).To(HaveKeyWithValue("token", []byte("tok")))
 	g.Expect(s.Data).To(HaveKeyWithValue("ca.crt", []byte("ca")))
+	// Mounted as the operator's ServiceAccount namespace file (flux.OperatorPatch).
+	g.Expect(s.Data).To(HaveKeyWithValue(flux.NamespaceKey, []byte(instance.CPNamespace)))
 	g.Expect(s.Annotations).To(HaveKeyWithValue(PreviousHolderAnnotation, "h1"))
 	g.Expect(TokenFrom(s)).To(Equal(Token{Value: "tok", Expires: exp, Holder: "h2"}))
 	g.Expect(Rotation{}.Due(s, exp.Add(-23*time.Hour))).To(BeFalse())

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/internal/operator"
@@ -65,44 +66,63 @@ func TestWorkloadNamesFromTheInstance(t *testing.T) {
 	g.Expect(CheckValues("1.0.0", map[string]any{"opentelemetry-operator": map[string]any{"fullnameOverride": "shared"}})).To(MatchError(ContainSubstring(`spec.versions["1.0.0"].helmValues.opentelemetry-operator.fullnameOverride: must not be set`)))
 }
 
-// The operator in the workload cluster talks only to the control plane: its Lease and certificate
-// Secret must go to the control plane's operator namespace, not to its pod namespace (which does
-// not exist there). The args the provider sets are parsed with the operator's own flags.
+// The operator in the workload cluster talks only to the control plane: its Lease (and our
+// operator's certificate Secret) must go to the control plane's operator namespace, not to its pod
+// namespace (which does not exist there). The namespace comes from the ServiceAccount namespace
+// file, which OperatorPatch mounts from the access Secret's namespace key, because upstream's
+// operator has no flag for it and refuses unknown flags: the forced args are only those both
+// operators have. The args are parsed with our operator's own flags.
 func TestWorkloadValuesOperatorNamespaceIsTheControlPlanes(t *testing.T) {
-	parse := func(g Gomega, v map[string]any) operator.Options {
-		var args []string
+	args := func(v map[string]any) []string {
+		var out []string
 		for _, a := range get(v, "opentelemetry-operator", "manager", "extraArgs").([]any) {
-			args = append(args, a.(string))
+			out = append(out, a.(string))
 		}
+		return out
+	}
+	parse := func(g Gomega, args []string) {
 		o := operator.DefaultOptions()
 		fs := pflag.NewFlagSet("operator", pflag.ContinueOnError)
 		o.BindFlags(fs)
 		g.Expect(fs.Parse(args)).To(Succeed())
-		return o
 	}
-	t.Run("defaults", func(t *testing.T) {
+	t.Run("defaults: only flags upstream's operator has too", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(parse(g, WorkloadValues(nil, nil, testID)).Certs.Namespace).To(Equal(instance.CPNamespace))
+		a := args(WorkloadValues(nil, nil, testID))
+		g.Expect(a).To(Equal([]string{"--enable-webhooks=false"}))
+		parse(g, a)
 	})
-	t.Run("user args kept, user namespace replaced", func(t *testing.T) {
+	t.Run("user args kept, user namespace flag removed", func(t *testing.T) {
 		g := NewWithT(t)
 		user := map[string]any{"opentelemetry-operator": map[string]any{"manager": map[string]any{
-			"extraArgs": []any{"--sync-period=1h", "--webhook-cert-namespace=elsewhere"}}}}
-		v := WorkloadValues(user, nil, testID)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--enable-webhooks=false"}))
-		g.Expect(parse(g, v).Certs.Namespace).To(Equal(instance.CPNamespace))
+			"extraArgs": []any{"--sync-period=1h", "--webhook-cert-namespace=elsewhere", "--enable-webhooks=true"}}}}
+		a := args(WorkloadValues(user, nil, testID))
+		g.Expect(a).To(Equal([]string{"--sync-period=1h", "--enable-webhooks=false"}))
+		parse(g, a)
 	})
 	t.Run("top-level extraArgs carried over", func(t *testing.T) {
 		g := NewWithT(t)
 		v := WorkloadValues(map[string]any{"manager": map[string]any{"extraArgs": []any{"--sync-period=1h"}}}, nil, testID)
-		g.Expect(get(v, "opentelemetry-operator", "manager", "extraArgs")).To(Equal([]any{"--sync-period=1h", "--enable-webhooks=false"}))
+		g.Expect(args(v)).To(Equal([]string{"--sync-period=1h", "--enable-webhooks=false"}))
 	})
-	t.Run("no workload ServiceAccount mount", func(t *testing.T) {
-		// With the mount, the operator would read its pod namespace from it and ignore the flag.
+	t.Run("the namespace file, not the workload ServiceAccount", func(t *testing.T) {
 		g := NewWithT(t)
 		var d appsv1.Deployment
 		g.Expect(yaml.UnmarshalStrict([]byte(OperatorPatch(false)), &d)).To(Succeed())
-		g.Expect(d.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
+		spec := d.Spec.Template.Spec
+		g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), "no workload token")
+		g.Expect(spec.Containers[0].VolumeMounts).To(ContainElement(And(
+			HaveField("Name", "otel-operator-cp-namespace"), HaveField("MountPath", ServiceAccountDir), HaveField("ReadOnly", true))))
+		g.Expect(ServiceAccountDir + "/namespace").To(Equal("/var/run/secrets/kubernetes.io/serviceaccount/namespace"))
+		var vol *corev1.Volume
+		for i := range spec.Volumes {
+			if spec.Volumes[i].Name == "otel-operator-cp-namespace" {
+				vol = &spec.Volumes[i]
+			}
+		}
+		g.Expect(vol).NotTo(BeNil())
+		g.Expect(vol.Secret.SecretName).To(Equal(instance.CPAccessSecret))
+		g.Expect(vol.Secret.Items).To(Equal([]corev1.KeyToPath{{Key: NamespaceKey, Path: "namespace"}}), "the namespace alone: no token or kubeconfig in the ServiceAccount folder")
 	})
 }
 

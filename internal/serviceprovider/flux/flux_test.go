@@ -215,13 +215,15 @@ func TestOperatorPatch(t *testing.T) {
 			g.Expect(c.Env[0].Value).To(Equal(CPAccessMountPath + "/kubeconfig"))
 			g.Expect(c.VolumeMounts[0].SubPath).To(BeEmpty(), "a subPath mount would never see the refreshed token")
 			g.Expect(d.Spec.Template.Spec.Volumes[0].Secret.SecretName).To(Equal(instance.CPAccessSecret))
+			// [1] is the namespace file (TestWorkloadValuesOperatorNamespaceIsTheControlPlanes).
+			g.Expect(d.Spec.Template.Spec.Volumes[1].Secret.SecretName).To(Equal(instance.CPAccessSecret))
 			if tt.caBundle {
 				g.Expect(c.Env).To(HaveLen(2))
 				g.Expect(c.Env[1].Value).To(ContainSubstring(CABundleMountPath))
-				g.Expect(d.Spec.Template.Spec.Volumes[1].ConfigMap.Name).To(Equal(instance.CABundleConfigMap))
+				g.Expect(d.Spec.Template.Spec.Volumes[2].ConfigMap.Name).To(Equal(instance.CABundleConfigMap))
 			} else {
 				g.Expect(c.Env).To(HaveLen(1))
-				g.Expect(d.Spec.Template.Spec.Volumes).To(HaveLen(1))
+				g.Expect(d.Spec.Template.Spec.Volumes).To(HaveLen(2))
 			}
 		})
 	}
