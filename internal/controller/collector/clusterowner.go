@@ -3,8 +3,11 @@ package collector
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,7 +23,10 @@ import (
 // and two long names can share a label. The controller therefore records the owning collector in
 // apply.OwnerAnnotation and treats a cluster-scoped object as the collector's only when that
 // annotation names it. Objects without the annotation (created by upstream or an earlier version)
-// are the collector's when their instance label and their name are the ones it generates.
+// are the collector's when their name is one it generates and their instance label is its
+// "<namespace>.<name>" in full: a label truncated to 63 characters names no collector for sure, so
+// such an object is neither adopted nor pruned nor deleted, except a ClusterRoleBinding whose
+// subjects are exactly the collector's (they carry the ServiceAccount's namespace and name in full).
 
 const ownerKind = "OpenTelemetryCollector"
 
@@ -45,7 +51,7 @@ func ownsClusterObject(o client.Object, otelcol *v1beta1.OpenTelemetryCollector)
 	if owner, ok := o.GetAnnotations()[apply.OwnerAnnotation]; ok {
 		return owner == ownerValue(otelcol)
 	}
-	if o.GetLabels()[ManagedByLabel] != ManagedByValue || o.GetLabels()[InstanceLabel] != naming.Instance(otelcol.Namespace, otelcol.Name) {
+	if o.GetLabels()[ManagedByLabel] != ManagedByValue || o.GetLabels()[InstanceLabel] != fullInstance(otelcol.Namespace, otelcol.Name) {
 		return false
 	}
 	name := o.GetName()
@@ -71,8 +77,11 @@ func (c ownershipConflict) Error() string {
 // when it is the same owner's (apply.SameOwner: the collector's controller reference, or for a
 // cluster-scoped object the owner annotation naming the collector), or when it is a cluster-scoped
 // object without that annotation that upstream's operator or an earlier version made for the same
-// collector: its managed-by and instance labels are the desired ones (and so is its name, or the
-// create would not have failed; see ownsClusterObject). Anything else is someone else's: forced
+// collector: its managed-by label is set and its instance label is the collector's
+// "<namespace>.<name>" in full (and so is its name, or the create would not have failed; see
+// ownsClusterObject). A truncated instance label may be another collector's (upstream names two
+// collectors' objects alike once "<namespace>.<name>" passes 63 characters); only a
+// ClusterRoleBinding whose subjects are the desired ones is adopted then. Anything else is someone else's: forced
 // server-side apply would take it over (or, for an immutable field, delete it), so the collector
 // is reported Stalled with reason OwnershipConflict instead.
 func Adoptable(desired, live client.Object) bool {
@@ -86,7 +95,70 @@ func Adoptable(desired, live client.Object) bool {
 		return false
 	}
 	want, have := desired.GetLabels(), live.GetLabels()
-	return have[ManagedByLabel] == ManagedByValue && want[InstanceLabel] != "" && have[InstanceLabel] == want[InstanceLabel]
+	if have[ManagedByLabel] != ManagedByValue || want[InstanceLabel] == "" || have[InstanceLabel] != want[InstanceLabel] {
+		return false
+	}
+	// The labels match; they identify the collector only when not truncated.
+	ns, name, ok := parseOwner(desired.GetAnnotations()[apply.OwnerAnnotation])
+	if !ok {
+		return false
+	}
+	if have[InstanceLabel] == fullInstance(ns, name) {
+		return true
+	}
+	return sameSubjects(desired, live)
+}
+
+// fullInstance is the untruncated instance label of collector namespace/name: an object labelled
+// with it names that collector and no other. When "<namespace>.<name>" is longer than a label
+// value may be, it returns "" (no label equals it).
+func fullInstance(namespace, name string) string {
+	v := namespace + "." + name
+	if v != naming.Instance(namespace, name) {
+		return ""
+	}
+	return v
+}
+
+// parseOwner splits an apply.OwnerAnnotation value "OpenTelemetryCollector/<namespace>/<name>".
+func parseOwner(owner string) (namespace, name string, ok bool) {
+	parts := strings.Split(owner, "/")
+	if len(parts) != 3 || parts[0] != ownerKind || parts[1] == "" || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+// sameSubjects reports whether desired and live are ClusterRoleBindings with the same non-empty
+// subjects (kind, namespace and name, in full).
+func sameSubjects(desired, live client.Object) bool {
+	want, have := subjectsOf(desired), subjectsOf(live)
+	return len(want) > 0 && slices.Equal(want, have)
+}
+
+// subjectsOf returns the subjects of a ClusterRoleBinding, typed or unstructured, as
+// "<kind>/<namespace>/<name>" in order; nil for other objects.
+func subjectsOf(o client.Object) []string {
+	var out []string
+	switch b := o.(type) {
+	case *rbacv1.ClusterRoleBinding:
+		for _, s := range b.Subjects {
+			out = append(out, s.Kind+"/"+s.Namespace+"/"+s.Name)
+		}
+	case *unstructured.Unstructured:
+		if b.GetKind() != "ClusterRoleBinding" {
+			return nil
+		}
+		items, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			kind, _, _ := unstructured.NestedString(m, "kind")
+			ns, _, _ := unstructured.NestedString(m, "namespace")
+			name, _, _ := unstructured.NestedString(m, "name")
+			out = append(out, kind+"/"+ns+"/"+name)
+		}
+	}
+	return out
 }
 
 // conflictOf returns the ownershipConflict that err (from the applier) carries, if any.
@@ -106,11 +178,11 @@ func requestFromInstance(obj client.Object) []reconcile.Request {
 		return nil
 	}
 	if owner, ok := obj.GetAnnotations()[apply.OwnerAnnotation]; ok {
-		parts := strings.Split(owner, "/")
-		if len(parts) != 3 || parts[0] != ownerKind {
+		ns, name, ok := parseOwner(owner)
+		if !ok {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: parts[1], Name: parts[2]}}}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 	}
 	ns, name, ok := strings.Cut(obj.GetLabels()[InstanceLabel], ".")
 	if !ok {
