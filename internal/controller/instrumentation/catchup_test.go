@@ -23,7 +23,7 @@ import (
 
 var nsCounter atomic.Int32
 
-func newNamespace(t *testing.T, ann map[string]string) string {
+func newNamespace(t testing.TB, ann map[string]string) string {
 	t.Helper()
 	name := fmt.Sprintf("catchup-%d", nsCounter.Add(1))
 	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann}}); err != nil {

@@ -33,18 +33,7 @@ const memoryDeployments = 40
 func TestScanMemoryDoesNotGrowWithPodTemplates(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	small, large := newNamespace(t, nil), newNamespace(t, nil)
-	bulk := strings.Repeat("x", 500)
-	templateBytes := 0
-	for i := range memoryDeployments {
-		manyDeployments(t, small, i, nil)
-		var env []corev1.EnvVar
-		for j := range 200 {
-			env = append(env, corev1.EnvVar{Name: fmt.Sprintf("BULK_%d", j), Value: bulk})
-			templateBytes += len(bulk) + 20
-		}
-		manyDeployments(t, large, i, env)
-	}
+	small, large, templateBytes := memoryNamespaces(t)
 	ix := ctrlinst.NewIndex([]v1alpha1.Instrumentation{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: small, Name: "instr", Generation: 1}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: large, Name: "instr", Generation: 1}},
@@ -74,8 +63,56 @@ func TestScanMemoryDoesNotGrowWithPodTemplates(t *testing.T) {
 	g.Expect(largeBytes).To(BeNumerically("<", smallBytes+uint64(templateBytes/4)))
 }
 
+// memoryNamespaces creates (once per test binary) two namespaces of memoryDeployments Deployments
+// asking for Java, with small and with large (about 100 KB) pod templates, and returns them and
+// the large templates' total size.
+func memoryNamespaces(t testing.TB) (small, large string, templateBytes int) {
+	t.Helper()
+	if memorySmall == "" {
+		memorySmall, memoryLarge = newNamespace(t, nil), newNamespace(t, nil)
+		bulk := strings.Repeat("x", 500)
+		for i := range memoryDeployments {
+			manyDeployments(t, memorySmall, i, nil)
+			var env []corev1.EnvVar
+			for j := range 200 {
+				env = append(env, corev1.EnvVar{Name: fmt.Sprintf("BULK_%d", j), Value: bulk})
+				memoryTemplateBytes += len(bulk) + 20
+			}
+			manyDeployments(t, memoryLarge, i, env)
+		}
+	}
+	return memorySmall, memoryLarge, memoryTemplateBytes
+}
+
+var (
+	memorySmall, memoryLarge string
+	memoryTemplateBytes      int
+)
+
+// BenchmarkScanDeployments reports what scanning a page of memoryDeployments Deployments
+// allocates (B/op) with small and with large pod templates: `go test -run - -bench
+// ScanDeployments -benchtime 20x ./internal/controller/instrumentation/`.
+func BenchmarkScanDeployments(b *testing.B) {
+	small, large, _ := memoryNamespaces(b)
+	ix := ctrlinst.NewIndex([]v1alpha1.Instrumentation{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: small, Name: "instr", Generation: 1}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: large, Name: "instr", Generation: 1}},
+	})
+	s := ctrlinst.Scanner{Reader: k8s, Apps: apps, PageSize: memoryDeployments}
+	for _, ns := range []struct{ name, ns string }{{"small", small}, {"large", large}} {
+		b.Run(ns.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Namespace(context.Background(), ns.ns, nil, ix, &ctrlinst.Stats{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // manyDeployments creates Deployment i of ns, asking for Java, with env in its container.
-func manyDeployments(t *testing.T, ns string, i int, env []corev1.EnvVar) {
+func manyDeployments(t testing.TB, ns string, i int, env []corev1.EnvVar) {
 	t.Helper()
 	name := fmt.Sprintf("app-%d", i)
 	tmpl := template(name, map[string]string{inst.InjectAnnotation(inst.Java): "instr"})

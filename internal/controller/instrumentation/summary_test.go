@@ -119,3 +119,30 @@ func TestRestartCandidates(t *testing.T) {
 	g.Expect(string(patch)).To(Equal(`{"metadata":{"uid":"web"},"spec":{"template":{"metadata":{"annotations":{` +
 		`"kubectl.kubernetes.io/restartedAt":"2026-12-01T10:00:00Z","otelop.io/restarted-for":"java=apps/a@3"}}}}}`))
 }
+
+// TestRestartFor: the restart of a workload that asks for two Instrumentations falls to the first
+// one (by language) that it is pending for and that opts in, the same one whichever shard asks.
+func TestRestartFor(t *testing.T) {
+	g := NewWithT(t)
+	w := &Workload{Kind: KindDeployment, Namespace: "apps", Name: "web", UID: "web",
+		Want: []inst.Injected{{Language: inst.Java, Instrumentation: appsA, Generation: 1},
+			{Language: inst.Python, Instrumentation: appsB, Generation: 1}},
+		tallies: map[types.NamespacedName]*tally{}}
+	w.Observe(record(inst.Injected{Language: inst.Python, Instrumentation: appsB, Generation: 1}), "")
+	all := func(*Workload, types.NamespacedName) bool { return true }
+	only := func(k types.NamespacedName) func(*Workload, types.NamespacedName) bool {
+		return func(_ *Workload, key types.NamespacedName) bool { return key == k }
+	}
+	key, ok := w.RestartFor(all)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(key).To(Equal(appsA), "java is pending (python is injected)")
+	_, ok = w.RestartFor(only(appsB))
+	g.Expect(ok).To(BeFalse(), "python is injected: a restart is not b's to make")
+
+	w.tallies = map[types.NamespacedName]*tally{}
+	w.Observe(nil, "") // neither injected
+	key, _ = w.RestartFor(all)
+	g.Expect(key).To(Equal(appsA), "the first by language")
+	key, _ = w.RestartFor(only(appsB))
+	g.Expect(key).To(Equal(appsB), "the first that opts in")
+}
