@@ -17,6 +17,9 @@ const (
 	TargetAllocatorCollectorID = "${POD_NAME}"
 	// TargetAllocatorTLSDir is where the collector mounts its client certificate for mTLS.
 	TargetAllocatorTLSDir = "/tls"
+	// TargetAllocatorTLSReloadInterval is how often the receiver rereads its client certificate
+	// (renewed by the operator well before it expires).
+	TargetAllocatorTLSReloadInterval = "1h"
 )
 
 // TargetAllocatorOptions describe the target allocator a collector's prometheus receiver is pointed at.
@@ -35,7 +38,7 @@ type TargetAllocatorOptions struct {
 // from the target allocator, as upstream does: its target_allocator object gets endpoint
 // http://<service>:80, interval and collector_id ${POD_NAME} (other keys there are kept), and
 // config.scrape_configs is removed, since the target allocator now owns them. With MTLS the
-// endpoint is https://<service>:443 and tls gets ca_file, cert_file and key_file. raw is not
+// endpoint is https://<service>:443 and tls gets ca_file, cert_file, key_file and reload_interval. raw is not
 // modified. It fails, naming the field under fldPath, when there is no prometheus receiver or its
 // config (or target_allocator) is not an object.
 func RewriteForTargetAllocator(raw map[string]any, opts TargetAllocatorOptions, fldPath *field.Path) (map[string]any, error) {
@@ -68,6 +71,8 @@ func RewriteForTargetAllocator(raw map[string]any, opts TargetAllocatorOptions, 
 		tls["ca_file"] = TargetAllocatorTLSDir + "/ca.crt"
 		tls["cert_file"] = TargetAllocatorTLSDir + "/tls.crt"
 		tls["key_file"] = TargetAllocatorTLSDir + "/tls.key"
+		// The operator renews the client certificate in its Secret; the receiver rereads it.
+		tls["reload_interval"] = TargetAllocatorTLSReloadInterval
 		ta["tls"] = tls
 		ta["endpoint"] = "https://" + opts.ServiceName + ":443"
 	}

@@ -47,7 +47,7 @@ func TestRewriteForTargetAllocator(t *testing.T) {
 	g.Expect(roundTrip(t, map[string]any{"ta": ta})["ta"]).To(Equal(decodeJSON(t, `{"ta":{
 		"endpoint":"https://s-targetallocator:443","interval":"1m0s","collector_id":"${POD_NAME}",
 		"http_sd_config":{"refresh_interval":"60s"},
-		"tls":{"ca_file":"/tls/ca.crt","cert_file":"/tls/tls.crt","key_file":"/tls/tls.key"}}}`)["ta"]))
+		"tls":{"ca_file":"/tls/ca.crt","cert_file":"/tls/tls.crt","key_file":"/tls/tls.key","reload_interval":"1h"}}}`)["ta"]))
 }
 
 func TestRewriteForTargetAllocatorErrors(t *testing.T) {

@@ -77,6 +77,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options, shard
 	t.LabelsFilter, t.AnnotationsFilter = base.LabelsFilter, base.AnnotationsFilter
 	t.SetGolangFlags, t.ProxyEnv = base.SetGolangFlags, base.ProxyEnv
 	t.FallbackStrategy = o.fallbackStrategy
+	t.MTLS = base.TargetAllocatorMTLS
 	err = tactrl.SetupWithManager(mgr, tactrl.Options{
 		Manifests:               t,
 		Capabilities:            detector.Current,

@@ -10,6 +10,10 @@ package targetallocator
 import (
 	"context"
 	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -36,10 +40,13 @@ type Reconciler struct {
 	// Version is the target allocator version of Manifests.Image, reported in status.version of
 	// target allocators that run the default image.
 	Version string
+	// certs issues and renews the mutual TLS certificates (mta.MTLSEnabled).
+	certs issuer
 }
 
 // Reconcile implements reconcile.Reconciler: load -> find the collector -> build -> apply and
-// prune -> status if changed.
+// prune -> status if changed. With mutual TLS the certificate Secrets are issued (or kept) first
+// and applied with the other objects; the reconcile comes back when one is due for renewal.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ta := &v1alpha1.TargetAllocator{}
 	if found, err := r.Load(ctx, req, ta, mta.Name(req.Name)); !found || err != nil {
@@ -65,10 +72,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The spec or the collector's config is invalid; a change to either triggers a new reconcile.
 		return ctrl.Result{}, r.BuildFailed(ta, err)
 	}
-	if err := r.Sync(ctx, ta, desired, ownedKinds(opts.PrometheusCRDs)); err != nil {
+	var result ctrl.Result
+	if mta.MTLSEnabled(ta.Spec.Mtls, ta.Spec.PrometheusCR.Enabled, opts.MTLS) {
+		material, renewAt, err := r.certs.material(ctx, ta)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		secrets, err := mta.CertificateSecrets(*ta, material, opts)
+		if err != nil {
+			return ctrl.Result{}, r.BuildFailed(ta, err)
+		}
+		desired = append(secretObjects(secrets), desired...)
+		if !renewAt.IsZero() {
+			// Come back when a certificate is due for renewal (a third of its validity left).
+			result.RequeueAfter = max(renewAt.Sub(r.certs.now()), time.Second)
+		}
+	}
+	if err := r.Sync(ctx, ta, desired, ownedKinds(opts.PrometheusCRDs, opts.MTLS)); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, owned.PatchStatus(ctx, r.Client, ta, &ta.Status, computeStatus(ta, mta.Image(*ta, r.Manifests), r.Version))
+	return result, owned.PatchStatus(ctx, r.Client, ta, &ta.Status, computeStatus(ta, mta.Image(*ta, r.Manifests), r.Version))
+}
+
+func secretObjects(secrets []*corev1.Secret) []client.Object {
+	out := make([]client.Object, 0, len(secrets))
+	for _, s := range secrets {
+		out = append(out, s)
+	}
+	return out
 }
 
 // computeStatus sets status.image to the image deployed and status.version to the operator's

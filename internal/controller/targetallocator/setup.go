@@ -1,6 +1,8 @@
 package targetallocator
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -39,6 +41,12 @@ type Options struct {
 	SkipNameValidation bool
 	// Shard, when not nil, restricts the controller to resources whose labels it matches (--shard).
 	Shard labels.Selector
+	// CertValidity and CACertValidity are the validities of the mutual TLS certificates the
+	// operator issues (serving and client, and their CA); zero means DefaultCertValidity and
+	// DefaultCACertValidity. Each is renewed when a third of it is left.
+	CertValidity, CACertValidity time.Duration
+	// Now is the clock of certificate issuance; nil means time.Now (tests move it).
+	Now func() time.Time
 }
 
 // SetupWithManager builds the Reconciler from opts and registers it: it watches TargetAllocators,
@@ -48,15 +56,25 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Version == "" && opts.Manifests.Image == mta.DefaultImage {
 		opts.Version = mta.DefaultVersion
 	}
+	if opts.CertValidity <= 0 {
+		opts.CertValidity = DefaultCertValidity
+	}
+	if opts.CACertValidity <= 0 {
+		opts.CACertValidity = DefaultCACertValidity
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	r := &Reconciler{
 		Syncer:       owned.NewSyncer(mgr, opts.Applier, FieldOwner, v1alpha1.GroupVersion.WithKind("TargetAllocator")),
 		Manifests:    opts.Manifests,
 		Capabilities: opts.Capabilities,
 		Version:      opts.Version,
+		certs:        issuer{reader: mgr.GetAPIReader(), validity: opts.CertValidity, caValidity: max(opts.CACertValidity, opts.CertValidity), now: opts.Now},
 	}
 	// The ServiceMonitor kind is an optional API and not watched; drift is repaired on the
 	// resource's resync.
-	return owned.NewControllerBuilder(mgr, &v1alpha1.TargetAllocator{}, ownedKinds(false), owned.ControllerOptions{
+	return owned.NewControllerBuilder(mgr, &v1alpha1.TargetAllocator{}, ownedKinds(false, opts.Manifests.MTLS), owned.ControllerOptions{
 		Name:                    ControllerName,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		SkipNameValidation:      opts.SkipNameValidation,

@@ -1,6 +1,7 @@
 package targetallocator_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,13 @@ const (
 	syncPeriod = 2 * time.Second
 )
 
+// clock is the certificate issuer's clock: real time plus an offset the rotation test moves.
+var clock offsetClock
+
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
 var (
 	env *testenv.Env
 	// k8s is an uncached admin client for the tests (not the operator's).
@@ -32,7 +40,9 @@ var (
 // TestMain runs the controller alone in a manager with the operator's cache options.
 func TestMain(m *testing.M) {
 	managertest.Main(m, syncPeriod, func(mgr ctrl.Manager) error {
-		return targetallocator.SetupWithManager(mgr, targetallocator.Options{Manifests: mta.DefaultOptions()})
+		opts := mta.DefaultOptions()
+		opts.MTLS = true // operator.targetallocator.mtls: only target allocators with prometheusCR
+		return targetallocator.SetupWithManager(mgr, targetallocator.Options{Manifests: opts, Now: clock.now})
 	}, func(s managertest.Suite) {
 		env, k8s, writes, restart = s.Env, s.Env.Client, s.Writes, s.Restart
 	})

@@ -29,6 +29,8 @@ func goldenCases() []struct {
 		{"route", func(o *Options) { o.OpenShiftRoutes = true }},
 		{"autoscaler", nil},
 		{"targetallocator", nil},
+		// operator.targetallocator.mtls: the client certificate mounted at /tls, https on 443.
+		{"targetallocator-mtls", func(o *Options) { o.TargetAllocatorMTLS = true }},
 		{"linkedtargetallocator", nil},
 		{"rbac", func(o *Options) { o.CreateRBAC = true }},
 		{"observability", func(o *Options) { o.PrometheusCRDs = true }},

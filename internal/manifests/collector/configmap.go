@@ -45,7 +45,7 @@ func (s *state) collectorYAML() (string, error) {
 	}
 	opts := collectorconfig.TargetAllocatorOptions{
 		ServiceName: naming.TargetAllocator(taName),
-		MTLS:        s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS(),
+		MTLS:        s.taClientTLS(),
 	}
 	if d := s.col.Spec.TargetAllocator.CollectorTargetReloadInterval; d != nil {
 		opts.Interval = d.Duration.String()

@@ -3,7 +3,9 @@ package collector
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
+	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
 // DefaultCollectorVersion is the collector version the operator deploys when spec.image is empty.
@@ -39,14 +41,17 @@ type Options struct {
 	NativeSidecars bool
 	// CreateRBAC: the operator may create ClusterRoles and ClusterRoleBindings for collectors.
 	CreateRBAC bool
-	// CertManager: cert-manager's CRDs are served (needed for target allocator mTLS).
+	// CertManager: cert-manager's CRDs are served (reported only: target allocator mTLS uses
+	// certificates the operator issues, see TargetAllocatorMTLS).
 	CertManager bool
 
 	// SetGolangFlags is the operator.golang.flags gate (beta, on by default): GOMEMLIMIT and
 	// GOMAXPROCS come from the container's resource limits.
 	SetGolangFlags bool
-	// TargetAllocatorMTLS is the operator.targetallocator.mtls gate (alpha, off by default): with
-	// CertManager, collectors talk to their target allocator over mTLS.
+	// TargetAllocatorMTLS is the operator.targetallocator.mtls gate: collectors whose embedded target
+	// allocator discovers Prometheus Operator resources (spec.targetAllocator.prometheusCR, unless
+	// spec.targetAllocator.mtls decides) talk to it over mutual TLS with the client certificate the
+	// operator issues (targetallocator.MTLSEnabled).
 	TargetAllocatorMTLS bool
 	// OperandNetworkPolicy is the operand.networkpolicy gate (beta, on by default): the defaulting
 	// webhook turns spec.networkPolicy.enabled on when it is unset.
@@ -74,5 +79,8 @@ func DefaultOptions() Options {
 	}
 }
 
-// taMTLS reports whether collectors use mTLS towards their target allocator.
-func (o Options) taMTLS() bool { return o.TargetAllocatorMTLS && o.CertManager }
+// taMTLS reports whether col's pods use mutual TLS towards its embedded target allocator.
+func (o Options) taMTLS(col *v1beta1.OpenTelemetryCollector) bool {
+	ta := col.Spec.TargetAllocator
+	return ta.Enabled && mta.MTLSEnabled(ta.Mtls, ta.PrometheusCR.Enabled, o.TargetAllocatorMTLS)
+}

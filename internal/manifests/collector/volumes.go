@@ -13,7 +13,7 @@ import (
 // spec.volumes and one volume per spec.configmaps entry.
 func (s *state) volumes() []corev1.Volume {
 	out := []corev1.Volume{ConfigMapVolume(s.col.Name, s.hash)}
-	if s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS() {
+	if s.taClientTLS() {
 		out = append(out, corev1.Volume{
 			Name: naming.TAClientCertificate(s.col.Name),
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -44,10 +44,11 @@ func (s *state) volumeMounts(withConfig bool) []corev1.VolumeMount {
 	if withConfig {
 		out = append(out, corev1.VolumeMount{Name: naming.ConfigMapVolume, MountPath: "/conf"})
 	}
-	if s.col.Spec.TargetAllocator.Enabled && s.opts.taMTLS() {
+	if s.taClientTLS() {
 		out = append(out, corev1.VolumeMount{
 			Name:      naming.TAClientCertificate(s.col.Name),
 			MountPath: collectorconfig.TargetAllocatorTLSDir,
+			ReadOnly:  true,
 		})
 	}
 	out = append(out, s.col.Spec.VolumeMounts...)
@@ -56,4 +57,12 @@ func (s *state) volumeMounts(withConfig bool) []corev1.VolumeMount {
 		out = append(out, corev1.VolumeMount{Name: name, MountPath: path.Join("/var/conf", cm.MountPath, name)})
 	}
 	return out
+}
+
+// taClientTLS reports whether the pods present the operator-issued client certificate to the
+// embedded target allocator: mutual TLS is on for it and no opentelemetry.io/target-allocator label
+// points the receiver at a standalone one instead.
+func (s *state) taClientTLS() bool {
+	_, linked := LinkedTargetAllocator(s.col)
+	return !linked && s.opts.taMTLS(s.col)
 }

@@ -17,6 +17,11 @@ import (
 // ServiceMonitorGVK is the Prometheus Operator's ServiceMonitor.
 var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
 
+// SecretGVK is the kind of the mutual TLS certificate Secrets (CertificateSecrets): owned only when
+// the operator.targetallocator.mtls gate is on, since the operator then needs Secret rights in the
+// target allocators' namespaces.
+var SecretGVK = corev1.SchemeGroupVersion.WithKind("Secret")
+
 // Kinds are the kinds Build can return, in apply order.
 var Kinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"),

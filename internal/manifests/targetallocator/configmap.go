@@ -26,6 +26,8 @@ import (
 //     come from);
 //   - prometheus_cr when spec.prometheusCR.enabled, with intervals, protocols, scrape classes,
 //     namespace lists and the eight selectors;
+//   - https with mutual TLS (see MTLSEnabled): the listener on 8443 and the files of the mounted
+//     serving certificate Secret;
 //   - allow_insecure_auth_secrets when true and collector_not_ready_grace_period when set.
 func ConfigFile(ta v1alpha1.TargetAllocator, collector *v1beta1.OpenTelemetryCollector, opts Options) ([]byte, error) {
 	spec := ta.Spec
@@ -72,6 +74,9 @@ func ConfigFile(ta v1alpha1.TargetAllocator, collector *v1beta1.OpenTelemetryCol
 	}
 	if spec.PrometheusCR.Enabled {
 		cfg["prometheus_cr"] = prometheusCR(spec.PrometheusCR)
+	}
+	if MTLSEnabled(spec.Mtls, spec.PrometheusCR.Enabled, opts.MTLS) {
+		cfg["https"] = httpsSection()
 	}
 	if spec.AllowInsecureAuthSecrets {
 		cfg["allow_insecure_auth_secrets"] = true

@@ -83,10 +83,13 @@ func dnsPolicy(set *corev1.DNSPolicy, hostNetwork bool, cfg corev1.PodDNSConfig)
 	return manifestutils.DNSPolicy(hostNetwork, cfg)
 }
 
-// containerPorts are http (8080) and then spec.ports, in upstream's order.
+// containerPorts are http (8080), https (8443) with mutual TLS, and then spec.ports, in upstream's order.
 func (s *state) containerPorts() []corev1.ContainerPort {
 	ports := make([]corev1.ContainerPort, 0, len(s.ta.Spec.Ports)+1)
 	ports = append(ports, corev1.ContainerPort{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP})
+	if s.mtls() {
+		ports = append(ports, httpsContainerPort())
+	}
 	for _, p := range s.ta.Spec.Ports {
 		ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: p.Protocol, HostPort: p.HostPort})
 	}
@@ -114,6 +117,9 @@ func (s *state) container() corev1.Container {
 	spec := s.ta.Spec
 	mounts := make([]corev1.VolumeMount, 0, len(spec.VolumeMounts)+1)
 	mounts = append(mounts, corev1.VolumeMount{Name: ConfigMapVolume, MountPath: ConfigMountPath})
+	if s.mtls() {
+		mounts = append(mounts, s.serverCertMount())
+	}
 	mounts = append(mounts, spec.VolumeMounts...)
 	env := manifestutils.ComponentEnv(spec.Env, NamespaceEnv, s.opts.SetGolangFlags, ContainerName, s.opts.ProxyEnv)
 	return corev1.Container{
@@ -147,7 +153,8 @@ func probe(user *corev1.Probe, path string) *corev1.Probe {
 	return p
 }
 
-// volumes mounts the ConfigMap's targetallocator.yaml, then spec.volumes.
+// volumes mounts the ConfigMap's targetallocator.yaml, the serving certificate Secret with mutual
+// TLS, then spec.volumes.
 func (s *state) volumes() []corev1.Volume {
 	vols := make([]corev1.Volume, 0, len(s.ta.Spec.Volumes)+1)
 	vols = append(vols, corev1.Volume{
@@ -157,5 +164,8 @@ func (s *state) volumes() []corev1.Volume {
 			Items:                []corev1.KeyToPath{{Key: ConfigMapKey, Path: ConfigMapKey}},
 		}},
 	})
+	if s.mtls() {
+		vols = append(vols, s.serverCertVolume())
+	}
 	return append(vols, s.ta.Spec.Volumes...)
 }

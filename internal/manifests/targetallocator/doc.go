@@ -19,6 +19,10 @@
 //   - the PodDisruptionBudget does not carry the configuration hash, so a scrape config change
 //     rewrites the ConfigMap and rolls the pod but leaves the PodDisruptionBudget alone.
 //
-// mTLS between collectors and the target allocator (cert-manager issuers and certificates, the
-// https listener on 8443 and Service port 443) is not generated yet.
+// Mutual TLS between collectors and the target allocator (see MTLSEnabled) adds the https
+// listener on 8443 (file, container port, Service port 443) and mounts "<name>-ta-server-cert" at
+// /tls. The certificates come from the operator, not cert-manager: CertificateSecrets builds the
+// Secrets from data the target allocator controller issues and rotates (no cert-manager Issuer or
+// Certificate is generated; a Secret of those names that the operator did not create is used as
+// it is).
 package targetallocator

@@ -61,6 +61,10 @@ type Options struct {
 	// sets allocation_fallback_strategy consistent-hashing, used by per-node for targets on nodes
 	// without a collector.
 	FallbackStrategy bool
+	// MTLS is the operator.targetallocator.mtls gate: target allocators with spec.prometheusCR
+	// enabled (and no spec.mtls) serve their API over mutual TLS with certificates the operator
+	// issues (see MTLSEnabled).
+	MTLS bool
 	// PrometheusCRDs: monitoring.coreos.com ServiceMonitor is served, so the ServiceMonitor of
 	// spec.observability.metrics.enableMetrics can be generated.
 	PrometheusCRDs bool

@@ -17,16 +17,16 @@ import (
 func (s *state) service() *corev1.Service {
 	m := s.meta(Name(s.ta.Name))
 	m.Annotations = nil // upstream copies no annotations onto the Service
+	ports := []corev1.ServicePort{{Name: ServicePortName, Port: ServicePort, TargetPort: intstr.FromString(HTTPPortName)}}
+	if s.mtls() {
+		ports = append(ports, httpsServicePort())
+	}
 	return &corev1.Service{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "Service"),
 		ObjectMeta: m,
 		Spec: corev1.ServiceSpec{
-			Selector: SelectorLabels(s.ta),
-			Ports: []corev1.ServicePort{{
-				Name:       ServicePortName,
-				Port:       ServicePort,
-				TargetPort: intstr.FromString(HTTPPortName),
-			}},
+			Selector:            SelectorLabels(s.ta),
+			Ports:               ports,
 			IPFamilies:          s.ta.Spec.IpFamilies,
 			IPFamilyPolicy:      s.ta.Spec.IpFamilyPolicy,
 			TrafficDistribution: s.ta.Spec.TrafficDistribution,

@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -251,18 +250,9 @@ func tlsConfig(h config.HTTPS) (*tls.Config, error) {
 	if h.TLSCertFilePath == "" || h.TLSKeyFilePath == "" || h.CAFilePath == "" {
 		return nil, errors.New("https: tls_cert_file_path, tls_key_file_path and ca_file_path (--https-tls-cert-file, --https-tls-key-file, --https-ca-file) are all required when HTTPS is enabled: the HTTPS listener serves scrape secrets to clients with a certificate signed by that CA only")
 	}
-	cert, err := tls.LoadX509KeyPair(h.TLSCertFilePath, h.TLSKeyFilePath)
-	if err != nil {
-		return nil, fmt.Errorf("https: %w", err)
+	r := &tlsFiles{https: h, every: tlsRecheck}
+	if _, err := r.load(); err != nil {
+		return nil, err
 	}
-	pem, err := os.ReadFile(h.CAFilePath)
-	if err != nil {
-		return nil, fmt.Errorf("https.ca_file_path: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("https.ca_file_path: %s holds no PEM certificate", h.CAFilePath)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}, nil
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.configForClient}, nil
 }

@@ -348,13 +348,18 @@ func newKeyAndSerial() (*ecdsa.PrivateKey, []byte, *big.Int, error) {
 }
 
 func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+	return newNamedCA(caSubject, validity, now)
+}
+
+// newNamedCA returns a self-signed CA called commonName, its key and the key's PEM.
+func newNamedCA(commonName string, validity time.Duration, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
 	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: caSubject},
+		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             backdate(now, validity),
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -371,6 +376,16 @@ func newCA(validity time.Duration, now time.Time) (*x509.Certificate, crypto.Sig
 }
 
 func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*x509.Certificate, []byte, []byte, error) {
+	cn := "webhook"
+	if len(dnsNames) > 0 {
+		cn = dnsNames[0]
+	}
+	return newLeaf(ca, caKey, cn, dnsNames, ips, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, validity, now)
+}
+
+// newLeaf issues a certificate called cn for dnsNames and ips with the extended key usages, valid
+// for validity from now but never beyond the CA, and returns it with its PEM and its key's PEM.
+func newLeaf(ca *x509.Certificate, caKey crypto.Signer, cn string, dnsNames []string, ips []net.IP, usages []x509.ExtKeyUsage, validity time.Duration, now time.Time) (*x509.Certificate, []byte, []byte, error) {
 	key, keyPEM, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, nil, err
@@ -378,10 +393,6 @@ func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ip
 	notAfter := now.Add(validity)
 	if notAfter.After(ca.NotAfter) {
 		notAfter = ca.NotAfter
-	}
-	cn := "webhook"
-	if len(dnsNames) > 0 {
-		cn = dnsNames[0]
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: sn,
@@ -391,7 +402,7 @@ func newServing(ca *x509.Certificate, caKey crypto.Signer, dnsNames []string, ip
 		NotBefore:    backdate(now, validity),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  usages,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
 	if err != nil {
