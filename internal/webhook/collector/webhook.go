@@ -17,6 +17,7 @@ import (
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
 	mcollector "github.com/otelop/otelop/internal/manifests/collector"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // Webhook paths, as upstream serves them (controller-runtime derives the same from the type).
@@ -62,8 +63,8 @@ func New(opts Options) *Webhook {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	w := New(opts)
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.OpenTelemetryCollector{}).
-		WithDefaulter(w).
-		WithValidator(w).
+		WithDefaulter(admissionmetrics.Defaulter("collector-defaulting", w)).
+		WithValidator(admissionmetrics.Validator("collector-validation", w)).
 		Complete()
 }
 

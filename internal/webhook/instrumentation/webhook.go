@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // Webhook paths, as upstream serves them (controller-runtime derives the same from the type).
@@ -61,8 +62,8 @@ func New(opts Options) *Webhook { return &Webhook{images: opts.Images.withDefaul
 func Setup(mgr ctrl.Manager, opts Options) error {
 	w := New(opts)
 	err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.Instrumentation{}).
-		WithDefaulter(w).
-		WithValidator(w).
+		WithDefaulter(admissionmetrics.Defaulter("instrumentation-defaulting", w)).
+		WithValidator(admissionmetrics.Validator("instrumentation-validation", w)).
 		Complete()
 	if err != nil || opts.DisableUpgrade {
 		return err

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // Webhook paths, as upstream serves them (controller-runtime derives the same from the type).
@@ -40,8 +41,8 @@ func New(opts Options) *Webhook { return &Webhook{opts: opts} }
 func Setup(mgr ctrl.Manager, opts Options) error {
 	w := New(opts)
 	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.OpAMPBridge{}).
-		WithDefaulter(w).
-		WithValidator(w).
+		WithDefaulter(admissionmetrics.Defaulter("opampbridge-defaulting", w)).
+		WithValidator(admissionmetrics.Validator("opampbridge-validation", w)).
 		Complete()
 }
 

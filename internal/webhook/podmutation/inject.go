@@ -106,7 +106,7 @@ func Inject(pod *corev1.Pod, otelcol v1beta1.OpenTelemetryCollector, opts collec
 	var configVolume []corev1.Volume
 	if sidecar.ByReference(otelcol, *pod) {
 		if volumes[naming.ConfigMapVolume] {
-			return nil, skip(fmt.Errorf("the pod already has a volume named %q, which the sidecar of %s/%s mounts its config from",
+			return nil, skipFor(reasonIncompatible, fmt.Errorf("the pod already has a volume named %q, which the sidecar of %s/%s mounts its config from",
 				naming.ConfigMapVolume, otelcol.Namespace, otelcol.Name))
 		}
 		v, err := sidecar.ConfigVolume(otelcol)

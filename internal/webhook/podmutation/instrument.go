@@ -13,6 +13,7 @@ import (
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/internal/inject"
 	"github.com/otelop/otelop/internal/instrumentation"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // EventReason is the reason of the Warning Event that says a pod's requested injection was not
@@ -37,6 +38,7 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 			logf.FromContext(r.ctx).V(1).Info("no namespace annotations; no instrumentation", "error", err.Error())
 			return false, nil
 		}
+		r.note(admissionmetrics.Error, reasonAPI)
 		return false, []string{"instrumentation not injected: " + err.Error()}
 	}
 	reqs := instrumentation.Requests(pod.Annotations, ns.Annotations)
@@ -44,17 +46,26 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 		return false, nil
 	}
 	if done, why := instrumentation.Instrumented(pod); done && why == "" {
+		r.note(admissionmetrics.Skipped, reasonAlreadyInjected)
 		return false, nil
 	}
 	var warnings []string
 	insts := map[instrumentation.Language]*v1alpha1.Instrumentation{}
 	for _, req := range reqs {
 		if !h.instrumentation.Enabled(req.Language) {
+			r.note(admissionmetrics.Skipped, reasonDisabled)
 			warnings = append(warnings, instrumentation.NotInjected(req.Language, instrumentation.DisabledMessage(req.Language)))
+			continue
+		}
+		if req.Language == instrumentation.Go && !h.instrumentation.GoAllowedIn(ns) {
+			// Inject refuses it too; deciding here spares reading the Instrumentation.
+			r.note(admissionmetrics.Refused, reasonGoNamespace)
+			warnings = append(warnings, instrumentation.NotInjected(req.Language, instrumentation.GoNotAllowedMessage(pod.Namespace)))
 			continue
 		}
 		inst, err := h.resolve(r, req)
 		if err != nil {
+			r.noteError(err)
 			warnings = append(warnings, instrumentation.NotInjected(req.Language, err.Error()))
 			continue
 		}
@@ -72,6 +83,7 @@ func (h *Handler) instrument(r *podRequest) (bool, []string) {
 	})
 	warnings = append(warnings, res.Warnings...)
 	if !res.Changed() {
+		r.note(admissionmetrics.Skipped, reasonIncompatible)
 		return false, warnings
 	}
 	*pod = *res.Pod
@@ -94,20 +106,20 @@ func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1
 		case 1:
 			return &list.Items[0], nil
 		case 0:
-			return nil, fmt.Errorf("%s=true but namespace %q has no Instrumentation", key, namespace)
+			return nil, skip(fmt.Errorf("%s=true but namespace %q has no Instrumentation", key, namespace))
 		default:
 			names := make([]string, len(list.Items))
 			for i := range list.Items {
 				names[i] = list.Items[i].Name
 			}
 			slices.Sort(names)
-			return nil, fmt.Errorf("%s=true but namespace %q has %d Instrumentations (%s); name one in the annotation",
-				key, namespace, len(names), strings.Join(names, ", "))
+			return nil, skip(fmt.Errorf("%s=true but namespace %q has %d Instrumentations (%s); name one in the annotation",
+				key, namespace, len(names), strings.Join(names, ", ")))
 		}
 	}
 	target, err := inject.Target(key, req.Value, namespace)
 	if err != nil {
-		return nil, err
+		return nil, skip(err)
 	}
 	inst := &v1alpha1.Instrumentation{}
 	err = h.opts.Collectors.Get(r.ctx, target, inst)
@@ -116,13 +128,13 @@ func (h *Handler) resolve(r *podRequest, req instrumentation.Request) (*v1alpha1
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%s=%q: Instrumentation %s not found", key, req.Value, target)
+		return nil, skip(fmt.Errorf("%s=%q: Instrumentation %s not found", key, req.Value, target))
 	case err != nil:
 		return nil, fmt.Errorf("reading Instrumentation %s: %w", target, err)
 	}
 	if !instrumentation.AllowsNamespace(inst, namespace) {
-		return nil, fmt.Errorf("%s=%q: Instrumentation %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
-			key, req.Value, target, namespace, instrumentation.AllowedNamespacesAnnotation)
+		return nil, refuse(reasonConsent, fmt.Errorf("%s=%q: Instrumentation %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
+			key, req.Value, target, namespace, instrumentation.AllowedNamespacesAnnotation))
 	}
 	return inst, nil
 }

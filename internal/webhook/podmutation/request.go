@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelop/otelop/internal/instrumentation"
 	"github.com/otelop/otelop/internal/sidecar"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // NamespaceMetadata is the object the Namespace metadata informer caches: Namespaces as
@@ -37,6 +38,12 @@ type podRequest struct {
 	nsRead bool
 	ns     metav1.ObjectMeta
 	nsErr  error
+
+	// outcome and reason are the admissionmetrics decision noted so far (see note).
+	outcome admissionmetrics.Outcome
+	reason  string
+	// sidecarRemoved: the pod said "false" and carried a sidecar, which was removed.
+	sidecarRemoved bool
 
 	ownersRead bool
 	owners     []instrumentation.Owner

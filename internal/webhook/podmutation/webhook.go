@@ -44,6 +44,7 @@ import (
 	"github.com/otelop/otelop/internal/manifests/collector"
 	"github.com/otelop/otelop/internal/sidecar"
 	"github.com/otelop/otelop/internal/upgrade"
+	"github.com/otelop/otelop/internal/webhook/admissionmetrics"
 )
 
 // Path is where the webhook is served, as upstream serves it.
@@ -148,12 +149,15 @@ func RequireClientCert(next http.Handler) http.Handler {
 // Handle admits every pod; a pod that asks for a sidecar or instrumentation it can get is
 // admitted with a patch that adds it.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
 	if req.Operation != admissionv1.Create {
+		admissionmetrics.Record(MetricName, admissionmetrics.Skipped, reasonNotCreate, start)
 		return admission.Allowed("")
 	}
 	pod := &corev1.Pod{}
 	if err := h.decoder.Decode(req, pod); err != nil {
 		logf.FromContext(ctx).Error(err, "decoding the pod; admitted unchanged", "namespace", req.Namespace)
+		admissionmetrics.Record(MetricName, admissionmetrics.Error, reasonDecode, start)
 		return admission.Allowed("").WithWarnings("injection skipped: cannot decode the pod: " + err.Error())
 	}
 	if pod.Namespace == "" {
@@ -164,6 +168,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	r := &podRequest{h: h, ctx: ctx, pod: pod}
 	changed, warnings, err := h.mutate(r)
 	if err != nil {
+		r.noteError(err)
 		var skip *skipError
 		if errors.As(err, &skip) {
 			log.Info("sidecar not injected", "reason", err.Error())
@@ -182,11 +187,14 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	warnings = append(warnings, iwarnings...)
 	if !changed && !instrumented {
+		outcome, reason := r.result(false, false)
+		admissionmetrics.Record(MetricName, outcome, reason, start)
 		return admission.Allowed("").WithWarnings(warnings...)
 	}
 	raw, err := json.Marshal(pod)
 	if err != nil {
 		log.Error(err, "encoding the mutated pod; admitted unchanged")
+		admissionmetrics.Record(MetricName, admissionmetrics.Error, reasonPatch, start)
 		return admission.Allowed("").WithWarnings("injection skipped: " + err.Error())
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, raw)
@@ -196,20 +204,50 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 			msg = resp.Result.Message
 		}
 		log.Error(errors.New(msg), "patching the pod; admitted unchanged")
+		admissionmetrics.Record(MetricName, admissionmetrics.Error, reasonPatch, start)
 		return admission.Allowed("").WithWarnings("injection skipped: " + msg)
 	}
+	outcome, reason := r.result(changed, instrumented)
+	admissionmetrics.Record(MetricName, outcome, reason, start)
 	log.V(1).Info("pod mutated", "sidecar", pod.Labels[sidecar.InjectedLabel], "instrumentation", pod.Annotations[instrumentation.InjectedAnnotation])
 	return resp.WithWarnings(warnings...)
 }
 
-// skipError is a decision not to inject (nothing to pick, a collector not in sidecar mode), as
-// opposed to a failure.
-type skipError struct{ err error }
+// skipError is a decision not to inject (nothing to pick, a collector not in sidecar mode, no
+// consent), as opposed to a failure. reason is its admissionmetrics reason (reasonUnresolved when
+// empty); refused marks a decision of policy.
+type skipError struct {
+	err     error
+	reason  string
+	refused bool
+}
 
 func (e *skipError) Error() string { return e.err.Error() }
 func (e *skipError) Unwrap() error { return e.err }
 
+func (e *skipError) outcome() admissionmetrics.Outcome {
+	if e.refused {
+		return admissionmetrics.Refused
+	}
+	return admissionmetrics.Skipped
+}
+
+func (e *skipError) reasonOrDefault() string {
+	if e.reason == "" {
+		return reasonUnresolved
+	}
+	return e.reason
+}
+
 func skip(err error) error { return &skipError{err: err} }
+
+// skipFor is skip with an admissionmetrics reason.
+func skipFor(reason string, err error) error { return &skipError{err: err, reason: reason} }
+
+// refuse is a decision of policy not to inject (no consent).
+func refuse(reason string, err error) error {
+	return &skipError{err: err, reason: reason, refused: true}
+}
 
 // mutate applies the sidecar annotation to the request's pod. It reports whether the pod
 // changed, the warnings for the client, and why a requested sidecar was not injected.
@@ -223,6 +261,7 @@ func (h *Handler) mutate(r *podRequest) (bool, []string, error) {
 			if podValue == "" {
 				// Without the namespace nothing says the pod wants a sidecar: no warning.
 				logf.FromContext(r.ctx).Error(err, "reading the namespace's annotations; no sidecar")
+				r.note(admissionmetrics.Error, reasonAPI)
 				return false, nil, nil
 			}
 			return false, nil, err
@@ -234,15 +273,17 @@ func (h *Handler) mutate(r *podRequest) (bool, []string, error) {
 	case value == "":
 		return false, nil, nil
 	case inject.IsFalse(value):
-		return Remove(pod, h.opts.Manifests.NativeSidecars), nil, nil
+		r.sidecarRemoved = Remove(pod, h.opts.Manifests.NativeSidecars)
+		return r.sidecarRemoved, nil, nil
 	case HasSidecar(pod):
+		r.note(admissionmetrics.Skipped, reasonAlreadyInjected)
 		return false, nil, nil
 	}
 	// The pod's namespace must exist (from the cache; one read when the cache does not have it):
 	// a review posted straight to the webhook port may claim any namespace, and a collector that
 	// allows "*" must not serve a namespace that is not there.
 	if _, err := r.namespace(); err != nil {
-		return false, nil, skip(err)
+		return false, nil, skipFor(reasonNamespaceMissing, err)
 	}
 	otelcol, err := h.collector(r.ctx, value, pod.Namespace)
 	if err != nil {
@@ -283,7 +324,7 @@ func (h *Handler) collector(ctx context.Context, value, namespace string) (*v1be
 		return nil, skip(fmt.Errorf("%s=%q: OpenTelemetryCollector %s is in %s mode, not sidecar", Annotation, value, key, otelcol.Spec.Mode))
 	}
 	if !allowsNamespace(otelcol, namespace) {
-		return nil, skip(fmt.Errorf("%s=%q: OpenTelemetryCollector %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
+		return nil, refuse(reasonConsent, fmt.Errorf("%s=%q: OpenTelemetryCollector %s does not allow pods of namespace %q (its %s annotation must list the namespace or \"*\")",
 			Annotation, value, key, namespace, AllowedNamespacesAnnotation))
 	}
 	return otelcol, nil
