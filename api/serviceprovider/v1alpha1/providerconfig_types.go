@@ -67,8 +67,10 @@ type VersionConfig struct {
 	ChartPullSecret string `json:"chartPullSecret,omitempty"`
 	// ChartInsecure lets Flux pull the chart from a registry that speaks plain HTTP, e.g. an
 	// in-cluster registry (the OCIRepository's spec.insecure). Flux then also accepts an HTTPS
-	// registry without verifying its certificate; to trust a private CA instead, use
-	// chartCABundleRef. Mutually exclusive with chartCABundleRef.
+	// registry without verifying its certificate, so the provider accepts it only when chartURL's
+	// host is a loopback address, localhost or an in-cluster Service name (*.svc,
+	// *.svc.cluster.local); to trust a private CA instead, use chartCABundleRef. Mutually exclusive
+	// with chartCABundleRef.
 	// +optional
 	ChartInsecure bool `json:"chartInsecure,omitempty"`
 	// ChartCABundleRef names a ConfigMap key in the provider's namespace (POD_NAMESPACE) holding

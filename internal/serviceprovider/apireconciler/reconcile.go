@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/openmcp-project/controller-utils/pkg/clusters"
 	"github.com/openmcp-project/openmcp-operator/lib/clusteraccess"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,6 +56,11 @@ type Options[T API, C Config] struct {
 	// Workers is how many objects are reconciled at the same time; default 4. One object whose
 	// clusters do not answer then does not hold up the others.
 	Workers int
+	// RequestTimeout bounds every single request to a control plane or workload cluster (the
+	// REST client timeout of the clients in ClusterContext, dialing and TLS included); default
+	// 30s. A cluster that accepts connections and never answers then fails one request, not the
+	// whole ReconcileTimeout, and the worker is free again.
+	RequestTimeout time.Duration
 	// Labels, when set, returns labels the controller keeps on every object (written with the
 	// finalizer, before anything is created, and restored when changed), e.g. its instance ID.
 	Labels func(T) map[string]string
@@ -76,6 +83,9 @@ func New[T API, C Config](opts Options[T, C]) *Controller[T, C] {
 	}
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = 2 * time.Minute
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 30 * time.Second
 	}
 	return &Controller[T, C]{opts: opts}
 }
@@ -279,6 +289,9 @@ func (c *Controller[T, C]) clusterContext(ctx context.Context, req ctrl.Request)
 	if err != nil || ar.Status.SecretRef == nil {
 		return nil, errors.Join(errors.New("control plane access request has no secret"), err)
 	}
+	if mcp, err = withRequestTimeout(mcp, c.opts.RequestTimeout); err != nil {
+		return nil, fmt.Errorf("control plane access: %w", err)
+	}
 	cc.MCP, cc.MCPAccessSecret = mcp, types.NamespacedName{Namespace: ar.Namespace, Name: ar.Status.SecretRef.Name}
 	wl, err := c.opts.ClusterAccess.WorkloadCluster(ctx, req)
 	if err != nil {
@@ -288,8 +301,28 @@ func (c *Controller[T, C]) clusterContext(ctx context.Context, req ctrl.Request)
 	if err != nil || ar.Status.SecretRef == nil {
 		return nil, errors.Join(errors.New("workload access request has no secret"), err)
 	}
+	if wl, err = withRequestTimeout(wl, c.opts.RequestTimeout); err != nil {
+		return nil, fmt.Errorf("workload cluster access: %w", err)
+	}
 	cc.Workload, cc.WorkloadAccessSecret = wl, types.NamespacedName{Namespace: ar.Namespace, Name: ar.Status.SecretRef.Name}
 	return &cc, nil
+}
+
+// withRequestTimeout returns c with clients whose every request ends after d. The cluster access
+// library builds its clients without a timeout, and neither it nor controller-utils can be told
+// otherwise, so the clients are built again from a copy of c's REST config. A cluster without a
+// REST config (a test stand-in) is returned as it is.
+func withRequestTimeout(c *clusters.Cluster, d time.Duration) (*clusters.Cluster, error) {
+	if c == nil || !c.HasRESTConfig() {
+		return c, nil
+	}
+	cfg := rest.CopyConfig(c.RESTConfig())
+	cfg.Timeout = d
+	out := clusters.New(c.ID()).WithRESTConfig(cfg)
+	if err := out.InitializeClient(c.Scheme()); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // dropOperation removes the one-shot reconcile annotation.

@@ -20,7 +20,8 @@ import (
 // testChartRegistry walks version 0.20.8 (cfg.Spec.Versions[1]) through the chart registry
 // settings: a chartCABundleRef that is missing, then not PEM, then good (copied into a Secret
 // next to the OCIRepository and referenced from certSecretRef, following its source), then
-// chartInsecure instead (the copy goes), then the CA again, which stays for the later steps (bad
+// chartInsecure instead (refused for the default internet registry, accepted for an in-cluster
+// one; the copy goes), then the CA again, which stays for the later steps (bad
 // input must not delete it, deletion must).
 func testChartRegistry(t *testing.T, ctx context.Context, key client.ObjectKey, platformNS string, cfg *spv1alpha1.ProviderConfig) {
 	g := newG(t)
@@ -70,8 +71,17 @@ func testChartRegistry(t *testing.T, ctx context.Context, key client.ObjectKey, 
 	g.Expect(pc.Update(ctx, src)).To(Succeed())
 	g.Eventually(copied).Should(Equal(ca2))
 
-	// Plain HTTP instead: insecure set, no certSecretRef, the copy deleted.
+	// chartInsecure for a registry on the internet (the default chartURL) would let anyone on the
+	// path serve the chart over unverified HTTPS: refused naming the field, the OCIRepository
+	// keeps verifying.
 	update(func(v *spv1alpha1.VersionConfig) { v.ChartCABundleRef, v.ChartInsecure = nil, true })
+	expectStatus(t, ctx, key, spv1alpha1.PhaseFailed, spv1alpha1.ReasonInvalidConfiguration,
+		`spec.versions["0.20.8"].chartInsecure: not allowed for registry "ghcr.io"`)
+	g.Expect(repo(g).Spec.Insecure).To(BeFalse())
+
+	// Plain HTTP from an in-cluster registry instead: insecure set, no certSecretRef, the copy deleted.
+	const inCluster = "oci://registry.registry.svc:5000/charts/opentelemetry-kube-stack"
+	update(func(v *spv1alpha1.VersionConfig) { v.ChartURL = inCluster })
 	g.Eventually(func(g Gomega) {
 		r := repo(g)
 		g.Expect(r.Spec.Insecure).To(BeTrue())
@@ -80,7 +90,7 @@ func testChartRegistry(t *testing.T, ctx context.Context, key client.ObjectKey, 
 	g.Eventually(func() error { return pc.Get(ctx, caKey, &corev1.Secret{}) }).Should(Satisfy(apierrors.IsNotFound))
 
 	// And the CA again, for the rest of the test: insecure is removed from the object, not just false.
-	update(func(v *spv1alpha1.VersionConfig) { v.ChartCABundleRef, v.ChartInsecure = ref, false })
+	update(func(v *spv1alpha1.VersionConfig) { v.ChartCABundleRef, v.ChartInsecure, v.ChartURL = ref, false, "" })
 	g.Eventually(copied).Should(Equal(ca2))
 	g.Eventually(func(g Gomega) {
 		r := repo(g)

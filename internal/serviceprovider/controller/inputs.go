@@ -52,6 +52,18 @@ func (s *Service) resolve(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg
 	if err := flux.CheckValues(v.Version, values); err != nil {
 		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
 	}
+	if v.ChartInsecure && v.ChartCABundleRef != nil {
+		// The CRD rejects this too; a ProviderConfig stored before that rule still gets a clear error.
+		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+			"ProviderConfig %q: spec.versions[%q].chartInsecure: must not be true together with chartCABundleRef: chartInsecure is for a plain-HTTP registry, chartCABundleRef for an HTTPS registry with a private CA",
+			cfg.Name, v.Version)}
+	}
+	if v.ChartInsecure {
+		if err := flux.CheckInsecureRegistry(v.ChartURL); err != nil {
+			return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
+				"ProviderConfig %q: spec.versions[%q].chartInsecure: %v", cfg.Name, v.Version, err)}
+		}
+	}
 	names, err := flux.ImagePullSecrets(v.Version, values)
 	if err != nil {
 		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf("ProviderConfig %q: %v", cfg.Name, err)}
@@ -70,12 +82,6 @@ func (s *Service) resolve(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg
 			return nil, err
 		}
 		r.chartSecret = sec.(*corev1.Secret)
-	}
-	if v.ChartInsecure && v.ChartCABundleRef != nil {
-		// The CRD rejects this too; a ProviderConfig stored before that rule still gets a clear error.
-		return nil, &inputError{reason: spv1alpha1.ReasonInvalidConfiguration, msg: fmt.Sprintf(
-			"ProviderConfig %q: spec.versions[%q].chartInsecure: must not be true together with chartCABundleRef: chartInsecure is for a plain-HTTP registry, chartCABundleRef for an HTTPS registry with a private CA",
-			cfg.Name, v.Version)}
 	}
 	if ref := v.ChartCABundleRef; ref != nil {
 		ca, err := s.caBundle(ctx, ref, fmt.Sprintf("spec.versions[%q].chartCABundleRef", v.Version), cfg.Name)

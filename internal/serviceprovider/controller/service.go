@@ -245,14 +245,24 @@ func (s *Service) reconcileAccessSecret(ctx context.Context, cc apireconciler.Cl
 	if current != nil {
 		previous = current.Annotations[cpaccess.PreviousHolderAnnotation]
 	}
+	minted := ""
 	if s.Rotation.Due(current, s.now()) {
-		minted, err := s.Rotation.Mint(ctx, cc.MCP.Client(), id)
+		m, err := s.Rotation.Mint(ctx, cc.MCP.Client(), id)
 		if err != nil {
 			return err
 		}
-		previous, tok = tok.Holder, minted
+		previous, tok, minted = tok.Holder, m, m.Holder
 	}
 	if err := applyOwned(ctx, cc.Workload.Client(), cpaccess.AccessSecret(wlNS, id, kubeconfig, ca, tok, previous), id, "workload cluster"); err != nil {
+		// The new token was never handed over: revoke it now, or every retry would leave another
+		// valid token behind. The caller's context may be the one that ran out.
+		if minted != "" {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeTimeout)
+			defer cancel()
+			if rerr := cpaccess.RevokeHolder(rctx, cc.MCP.Client(), id, minted); rerr != nil {
+				return fmt.Errorf("workload cluster: %w; revoking the token minted for it failed too (the next successful renewal revokes it): %v", err, rerr)
+			}
+		}
 		return fmt.Errorf("workload cluster: %w", err)
 	}
 	if err := cpaccess.Revoke(ctx, cc.MCP.Client(), id, tok.Holder, previous); err != nil {
@@ -260,6 +270,9 @@ func (s *Service) reconcileAccessSecret(ctx context.Context, cc apireconciler.Cl
 	}
 	return nil
 }
+
+// revokeTimeout bounds revoking a token whose hand-over failed.
+const revokeTimeout = 10 * time.Second
 
 func caData(cfg *rest.Config) ([]byte, error) {
 	if len(cfg.CAData) > 0 {

@@ -118,6 +118,26 @@ func Revoke(ctx context.Context, cp client.Client, id string, keep ...string) er
 	return nil
 }
 
+// RevokeHolder deletes the holder Secret named holder of instance id, revoking its token; one
+// that is gone already counts as revoked.
+func RevokeHolder(ctx context.Context, cp client.Client, id, holder string) error {
+	s := &corev1.Secret{}
+	if err := cp.Get(ctx, client.ObjectKey{Namespace: instance.CPNamespace, Name: holder}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading token holder %s/%s in the control plane: %w", instance.CPNamespace, holder, err)
+	}
+	if s.Labels[HolderLabel] != "true" || s.Labels[instance.InstanceLabel] != id {
+		return nil
+	}
+	uid := s.UID
+	if err := cp.Delete(ctx, s, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("revoking token holder %s/%s in the control plane: %w", s.Namespace, s.Name, err)
+	}
+	return nil
+}
+
 func contains(list []string, s string) bool {
 	for _, e := range list {
 		if e != "" && e == s {
