@@ -83,6 +83,7 @@ func TestMTLSCertificates(t *testing.T) {
 	g.Expect(leafOf(g, secrets["secure-ta-client-cert"]).ExtKeyUsage).To(Equal([]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}))
 
 	// Without prometheusCR (and no spec.mtls): no Secret, no https (the control of the above).
+	g.Eventually(func(g Gomega) { file(g, ns, "plain") }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain-ta-server-cert"}, &corev1.Secret{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
@@ -142,9 +143,17 @@ func touch(g Gomega, ns, name, period string) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// checkServesOnlyToItsCollectors runs the target allocator on loopback with the files of the
-// Secrets as they would be mounted, and a job whose basic auth password only the https listener
-// shows in clear.
+// securedJob is a job whose basic auth password only the https listener shows in clear.
+const securedJob = `
+config:
+  scrape_configs:
+  - job_name: secured
+    basic_auth: {username: u, password: hunter2}
+    static_configs: [{targets: ["127.0.0.2:9"]}]
+`
+
+// checkServesOnlyToItsCollectors runs the target allocator on loopback with securedJob and the
+// files of the Secrets as they would be mounted.
 func checkServesOnlyToItsCollectors(t *testing.T, secrets map[string]*corev1.Secret) {
 	t.Helper()
 	g := NewWithT(t)
@@ -152,17 +161,21 @@ func checkServesOnlyToItsCollectors(t *testing.T, secrets map[string]*corev1.Sec
 	for k, v := range secrets["secure-ta-server-cert"].Data {
 		g.Expect(os.WriteFile(filepath.Join(dir, k), v, 0o600)).To(Succeed())
 	}
-	cfg, err := config.Parse([]byte(`
-config:
-  scrape_configs:
-  - job_name: secured
-    basic_auth: {username: u, password: hunter2}
-    static_configs: [{targets: ["127.0.0.2:9"]}]
-`), nil)
+	cfg, err := config.Parse([]byte(securedJob), nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg.ListenAddr = testenv.FreeAddr(t)
-	cfg.HTTPS = config.HTTPS{Enabled: true, ListenAddr: testenv.FreeAddr(t), CAFilePath: filepath.Join(dir, mta.SecretCAKey),
+	cfg.HTTPS = config.HTTPS{Enabled: true, CAFilePath: filepath.Join(dir, mta.SecretCAKey),
 		TLSCertFilePath: filepath.Join(dir, mta.SecretCertKey), TLSKeyFilePath: filepath.Join(dir, mta.SecretKeyKey)}
+	serveOnlyToItsCollectors(t, cfg, "secure", secrets["secure-ta-client-cert"], secrets["other-ta-client-cert"])
+}
+
+// serveOnlyToItsCollectors runs the target allocator called name with cfg on loopback: the
+// collectors' certificate (client) gets the password of securedJob over https (positive control),
+// a client without a certificate or with another allocator's (foreign) gets nothing.
+func serveOnlyToItsCollectors(t *testing.T, cfg config.Config, name string, client, foreign *corev1.Secret) {
+	t.Helper()
+	g := NewWithT(t)
+	cfg.ListenAddr = testenv.FreeAddr(t)
+	cfg.HTTPS.ListenAddr = testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
@@ -175,8 +188,8 @@ config:
 	// when nil).
 	clientFor := func(cert *corev1.Secret) *http.Client {
 		pool := x509.NewCertPool()
-		g.Expect(pool.AppendCertsFromPEM(secrets["secure-ta-client-cert"].Data[mta.SecretCAKey])).To(BeTrue())
-		tc := &tls.Config{RootCAs: pool, ServerName: "secure-targetallocator", MinVersion: tls.VersionTLS12}
+		g.Expect(pool.AppendCertsFromPEM(client.Data[mta.SecretCAKey])).To(BeTrue())
+		tc := &tls.Config{RootCAs: pool, ServerName: name + "-targetallocator", MinVersion: tls.VersionTLS12}
 		if cert != nil {
 			pair, err := tls.X509KeyPair(cert.Data[mta.SecretCertKey], cert.Data[mta.SecretKeyKey])
 			g.Expect(err).NotTo(HaveOccurred())
@@ -186,7 +199,7 @@ config:
 	}
 	url := "https://" + cfg.HTTPS.ListenAddr + "/scrape_configs"
 	// Positive control: the collectors' certificate gets the password (polled until the listener is up).
-	collector := clientFor(secrets["secure-ta-client-cert"])
+	collector := clientFor(client)
 	g.Eventually(func(g Gomega) {
 		resp, err := collector.Get(url)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -198,7 +211,7 @@ config:
 	// Attacks: no client certificate, or the certificate of another target allocator's collectors.
 	for name, c := range map[string]*http.Client{
 		"no certificate":             clientFor(nil),
-		"another allocator's client": clientFor(secrets["other-ta-client-cert"]),
+		"another allocator's client": clientFor(foreign),
 	} {
 		resp, err := c.Get(url)
 		if err == nil {
@@ -207,4 +220,43 @@ config:
 			t.Errorf("%s: served %d %q", name, resp.StatusCode, strings.TrimSpace(string(b)))
 		}
 	}
+}
+
+// TestMTLSFromSpec: spec.mtls.enabled turns mutual TLS on without prometheusCR, and the file the
+// operator generated, run by the target allocator with the Secret's files where the pod mounts
+// them (/tls), serves the job's password to the collectors' certificate only.
+func TestMTLSFromSpec(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	ta := newTA(ns, "explicit")
+	ta.Spec.Mtls = &v1beta1.TargetAllocatorMTLS{Enabled: true}
+	ta.Spec.ScrapeConfigs = []v1beta1.AnyConfig{{Object: map[string]any{
+		"job_name":       "secured",
+		"basic_auth":     map[string]any{"username": "u", "password": "hunter2"},
+		"static_configs": []any{map[string]any{"targets": []any{"127.0.0.2:9"}}},
+	}}}
+	g.Expect(k8s.Create(ctx, ta)).To(Succeed())
+	foreign := newPromCRTA(ns, "foreign")
+	g.Expect(k8s.Create(ctx, foreign)).To(Succeed())
+
+	var server, client, other *corev1.Secret
+	var data string
+	g.Eventually(func(g Gomega) {
+		server = get(g, ns, "explicit-ta-server-cert", &corev1.Secret{})
+		client = get(g, ns, "explicit-ta-client-cert", &corev1.Secret{})
+		other = get(g, ns, "foreign-ta-client-cert", &corev1.Secret{})
+		data = file(g, ns, "explicit")
+		g.Expect(data).To(ContainSubstring("https:"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	dir := t.TempDir()
+	for k, v := range server.Data {
+		g.Expect(os.WriteFile(filepath.Join(dir, k), v, 0o600)).To(Succeed())
+	}
+	g.Expect(data).To(ContainSubstring(mta.TLSMountPath + "/"))
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(data, mta.TLSMountPath+"/", dir+"/")), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.HTTPS.Enabled).To(BeTrue())
+	serveOnlyToItsCollectors(t, cfg, "explicit", client, other)
 }
