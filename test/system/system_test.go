@@ -29,6 +29,7 @@ import (
 	shippedrbac "github.com/otelop/otelop/config/rbac"
 	"github.com/otelop/otelop/internal/serviceprovider/app"
 	"github.com/otelop/otelop/internal/serviceprovider/cpaccess"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 	"github.com/otelop/otelop/internal/serviceprovider/simprovider"
 	"github.com/otelop/otelop/internal/testenv"
@@ -36,6 +37,8 @@ import (
 )
 
 const (
+	// providerName names the ServiceProvider and its ProviderConfig; the controller-runtime
+	// controller of each run takes it too, so each case of one test process has its own.
 	providerName = "otel-operator"
 	// chartVersion is the version the chart is pushed with, the OCI tag and OtelOperator.spec.version.
 	chartVersion   = "1.0.0"
@@ -43,24 +46,54 @@ const (
 	userNamespace  = "team-a"
 )
 
-// TestWholeSystem installs our chart into a control plane and a workload cluster through the
-// service provider and the real Flux, runs the installed operator's binary with the provider's
-// credentials against the control plane, and deletes the installation again. The steps share
-// state and run in order; each logs its duration.
+// systemCase is one chart the provider installs, with the operator binary its Deployment runs.
+type systemCase struct {
+	name, chartDir, operatorBin string
+	kind                        operatorKind
+	// provider is the ServiceProvider name: controller names must be unique in a process.
+	provider string
+}
+
+// TestWholeSystem installs a chart into a control plane and a workload cluster through the service
+// provider and the real Flux, runs the installed operator's binary with the provider's credentials
+// against the control plane, and deletes the installation again; once with our chart and our
+// operator, once with upstream's opentelemetry-kube-stack 0.20.3 (the provider's default chart in
+// upstream's provider) and upstream's operator v0.140.0 (bin/tools/upstream-operator; kube-stack
+// 0.20.3 ships 0.154.0, which does not build here). The steps of a case share state and run in
+// order; each logs its duration.
 func TestWholeSystem(t *testing.T) {
+	root := testenv.RepoRoot()
+	kubeStack := filepath.Join(root, "..", "shared", "fixtures", "upstream-helm-charts", "opentelemetry-kube-stack-0.20.3")
+	if _, err := os.Stat(kubeStack); err != nil {
+		t.Fatalf("upstream's kube-stack chart is expected at %s (../shared/fixtures from the repository root): %v", kubeStack, err)
+	}
+	for _, c := range []systemCase{
+		{name: "our chart", chartDir: filepath.Join(root, "charts", "opentelemetry-operator"), operatorBin: filepath.Join(root, "bin", "opentelemetry-operator"), kind: ourOperator, provider: providerName},
+		{name: "upstream kube-stack", chartDir: kubeStack, operatorBin: filepath.Join(root, "bin", "tools", "upstream-operator"), kind: upstreamOperator, provider: providerName + "-kube-stack"},
+	} {
+		if _, err := os.Stat(c.operatorBin); err != nil {
+			t.Fatalf("%s not found; `make test-system` builds it (make build; hack/build-tools.sh upstream-operator)", c.operatorBin)
+		}
+		if !t.Run(c.name, func(t *testing.T) { wholeSystem(t, c) }) {
+			return
+		}
+	}
+}
+
+func wholeSystem(t *testing.T, c systemCase) {
 	began := time.Now()
 	top := t
 	root := testenv.RepoRoot()
-	operatorBin := filepath.Join(root, "bin", "opentelemetry-operator")
-	if _, err := os.Stat(operatorBin); err != nil {
-		t.Fatalf("%s not found; `make test-system` builds it (make build)", operatorBin)
-	}
+	operatorBin := c.operatorBin
 	// OTELOP_SYSTEM_LOGS=<dir> keeps the Flux controllers' and the operator's logs there.
 	logDir := os.Getenv("OTELOP_SYSTEM_LOGS")
 	if logDir == "" {
 		logDir = t.TempDir()
-	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
+	} else {
+		logDir = filepath.Join(logDir, strings.ReplaceAll(c.name, " ", "-"))
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -127,7 +160,7 @@ func TestWholeSystem(t *testing.T) {
 
 	registryCA := testenv.NewCA(t, "registry CA")
 	step("registry: HTTPS with a private CA; our chart, packaged as `make chart` does, pushed with the Helm SDK", func(t *testing.T) {
-		chartURL = pushChart(t, startRegistry(top, registryCA), registryCA, filepath.Join(root, "charts", "opentelemetry-operator"), chartVersion)
+		chartURL = pushChart(t, startRegistry(top, registryCA), registryCA, c.chartDir, chartVersion)
 	})
 
 	step("flux: source-controller and helm-controller healthy against the platform API server", func(t *testing.T) {
@@ -139,9 +172,9 @@ func TestWholeSystem(t *testing.T) {
 	runErr := make(chan error, 1)
 	step("provider: init, then run", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(world.AddServiceProvider(ctx, providerName)).To(Succeed())
+		g.Expect(world.AddServiceProvider(ctx, c.provider)).To(Succeed())
 		o := app.Options{
-			Platform: world.Platform.Config, PodNamespace: world.PodNamespace, ProviderName: providerName,
+			Platform: world.Platform.Config, PodNamespace: world.PodNamespace, ProviderName: c.provider,
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 			Rotation:           cpaccess.Rotation{TTL: time.Hour},
 			ClusterAccessRetry: 300 * time.Millisecond, AccessTimeout: time.Minute,
@@ -164,7 +197,7 @@ func TestWholeSystem(t *testing.T) {
 	step("OtelOperator created: Flux pulls the chart, CRDs land in the CP, the operator in the workload cluster, Ready", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(pc.Create(ctx, &spv1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Name: providerName},
+			ObjectMeta: metav1.ObjectMeta{Name: c.provider},
 			Spec: spv1alpha1.ProviderConfigSpec{
 				PollInterval: &metav1.Duration{Duration: 5 * time.Second},
 				Versions:     []spv1alpha1.VersionConfig{{Version: chartVersion, ChartURL: chartURL}},
@@ -188,7 +221,7 @@ func TestWholeSystem(t *testing.T) {
 		// in the version's chartCABundleRef; the provider copies it next to the OCIRepository.
 		g.Expect(pc.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "registry-ca", Namespace: world.PodNamespace},
 			Data: map[string]string{"ca.crt": string(registryCA.PEM())}})).To(Succeed())
-		updateProviderConfig(g, ctx, pc, func(cfg *spv1alpha1.ProviderConfig) {
+		updateProviderConfig(g, ctx, pc, c.provider, func(cfg *spv1alpha1.ProviderConfig) {
 			cfg.Spec.Versions[0].ChartCABundleRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"}, Key: "ca.crt"}
 		})
 
@@ -197,7 +230,9 @@ func TestWholeSystem(t *testing.T) {
 		// The real CRDs (with schemas) are in the CP, installed by helm-controller.
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		g.Expect(cp.Get(ctx, client.ObjectKey{Name: "opentelemetrycollectors.opentelemetry.io"}, crd)).To(Succeed())
-		g.Expect(crd.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"))
+		// Installed by the CRDs release (our chart renders them as templates, kube-stack ships
+		// them in crds/; helm-controller labels both).
+		g.Expect(crd.Labels).To(HaveKeyWithValue("helm.toolkit.fluxcd.io/name", instance.CRDsReleaseName(cpName)))
 		served := map[string]bool{}
 		for _, v := range crd.Spec.Versions {
 			served[v.Name] = v.Served
@@ -217,7 +252,12 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
 		mgr := manager(g, dep)
 		g.Expect(mgr.Env).To(ContainElement(HaveField("Name", "KUBECONFIG")))
-		g.Expect(mgr.Args).To(ContainElement("--webhook-cert-namespace=" + instance.CPNamespace))
+		// Its namespace in the CP comes from the ServiceAccount namespace file, mounted from the
+		// access Secret (no flag: upstream's operator has none for it).
+		g.Expect(mgr.VolumeMounts).To(ContainElement(HaveField("MountPath", flux.ServiceAccountDir)))
+		access := &corev1.Secret{}
+		g.Expect(wl.Get(ctx, client.ObjectKey{Namespace: wlNS, Name: instance.CPAccessSecret}, access)).To(Succeed())
+		g.Expect(access.Data).To(HaveKeyWithValue(flux.NamespaceKey, []byte(instance.CPNamespace)))
 		// No admission webhooks of any tenant in the shared workload cluster: the post-renderer
 		// removed our chart's configurations, and the operator serves none.
 		g.Expect(mgr.Args).To(ContainElement("--enable-webhooks=false"))
@@ -242,7 +282,7 @@ func TestWholeSystem(t *testing.T) {
 	})
 
 	var operator *proc
-	step("our operator binary, twice, with the provider's kubeconfig Secret and leader election: one leads in the CP, the other takes over", func(t *testing.T) {
+	step("the operator binary with the provider's kubeconfig Secret and leader election (ours twice: one leads in the CP, the other takes over)", func(t *testing.T) {
 		g := NewWithT(t)
 		leaseKey := client.ObjectKey{Namespace: instance.CPNamespace, Name: shippedrbac.LeaderElectionLease}
 		holder := func(g Gomega) string {
@@ -253,16 +293,23 @@ func TestWholeSystem(t *testing.T) {
 			}
 			return *l.Spec.HolderIdentity
 		}
-		first := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir, "opentelemetry-operator-1")
+		first := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, c.kind, logDir, "opentelemetry-operator-1")
 		var leader string
 		g.Eventually(func(g Gomega) {
 			leader = holder(g)
 			g.Expect(leader).NotTo(BeEmpty())
 		}).WithTimeout(2*time.Minute).WithPolling(500*time.Millisecond).Should(Succeed(), func() string { return first.tail(30) })
+		if c.kind == upstreamOperator {
+			// Upstream's binary leads in the CP's operator namespace, which it found in the
+			// mounted namespace file; one replica (it has no flag to shorten the retry period).
+			g.Expect(first.exited()).To(BeFalse(), func() string { return first.tail(30) })
+			operator = first
+			return
+		}
 		// A second replica waits while the first holds the Lease.
 		// Its retry period is shortened from the chart's 26 s (up to 57 s with client-go's jitter)
 		// to keep the test short; the takeover itself is the same.
-		second := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, logDir, "opentelemetry-operator-2", "--leader-election-retry-period=2s")
+		second := runOperator(t, top, g, ctx, wl, wlNS, operatorBin, c.kind, logDir, "opentelemetry-operator-2", "--leader-election-retry-period=2s")
 		g.Consistently(holder).WithTimeout(5 * time.Second).WithPolling(500 * time.Millisecond).Should(Equal(leader))
 		g.Expect(second.exited()).To(BeFalse(), func() string { return second.tail(30) })
 		// The leader stops (and releases the Lease); the second takes over at its next retry.
@@ -279,10 +326,18 @@ func TestWholeSystem(t *testing.T) {
 	step("a collector created in the CP is reconciled there", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(cp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: userNamespace}})).To(Succeed())
+		// The CP has no admission webhooks. Upstream's operator defaults spec.upgradeStrategy only
+		// in its webhook and writes the empty value back, which its CRD's enum refuses ("Unsupported
+		// value: \"\""), so with kube-stack a collector must set it (docs/service-provider.md); ours
+		// defaults it in the reconciler.
+		strategy := ""
+		if c.kind == upstreamOperator {
+			strategy = `"upgradeStrategy": "automatic", `
+		}
 		g.Expect(json.Unmarshal([]byte(`{
   "apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
   "metadata": {"name": "simple", "namespace": "`+userNamespace+`"},
-  "spec": {"mode": "deployment", "config": {
+  "spec": {`+strategy+`"mode": "deployment", "config": {
     "receivers": {"otlp": {"protocols": {"grpc": {"endpoint": "0.0.0.0:4317"}}}},
     "exporters": {"debug": {}},
     "service": {"pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["debug"]}}}}}}`), &collector.Object)).To(Succeed())
@@ -351,11 +406,14 @@ func TestWholeSystem(t *testing.T) {
 		g.Expect(ns.DeletionTimestamp).To(BeNil(), "the CP namespace holding the user's ConfigMap is kept")
 	})
 
+	if c.kind != ourOperator {
+		return // the registry's transport does not depend on the chart
+	}
 	step("reinstall from a plain-HTTP registry (an in-cluster one) with chartInsecure: Flux pulls it, Ready", func(t *testing.T) {
 		g := NewWithT(t)
 		const httpVersion = "1.0.1"
-		httpURL := pushChart(t, startRegistry(top, nil), nil, filepath.Join(root, "charts", "opentelemetry-operator"), httpVersion)
-		updateProviderConfig(g, ctx, pc, func(cfg *spv1alpha1.ProviderConfig) {
+		httpURL := pushChart(t, startRegistry(top, nil), nil, c.chartDir, httpVersion)
+		updateProviderConfig(g, ctx, pc, c.provider, func(cfg *spv1alpha1.ProviderConfig) {
 			cfg.Spec.Versions = append(cfg.Spec.Versions, spv1alpha1.VersionConfig{Version: httpVersion, ChartURL: httpURL, ChartInsecure: true})
 		})
 		// The same control plane again (its CRDs, kept by the first uninstall, are adopted by the
@@ -384,11 +442,11 @@ func waitReady(g Gomega, ctx context.Context, world *simprovider.World, key clie
 	}).WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
 
-// updateProviderConfig applies change to the ProviderConfig, retrying on conflicts.
-func updateProviderConfig(g Gomega, ctx context.Context, pc client.Client, change func(*spv1alpha1.ProviderConfig)) {
+// updateProviderConfig applies change to the ProviderConfig name, retrying on conflicts.
+func updateProviderConfig(g Gomega, ctx context.Context, pc client.Client, name string, change func(*spv1alpha1.ProviderConfig)) {
 	g.Eventually(func() error {
 		cfg := &spv1alpha1.ProviderConfig{}
-		if err := pc.Get(ctx, client.ObjectKey{Name: providerName}, cfg); err != nil {
+		if err := pc.Get(ctx, client.ObjectKey{Name: name}, cfg); err != nil {
 			return err
 		}
 		change(cfg)
