@@ -275,3 +275,20 @@ func configMapNames(t *testing.T, ns string) []string {
 	}
 	return names
 }
+
+// TestSomeoneElsesObjectIsAnError: an object under a name the collector generates that the
+// collector does not own would stall it (OwnershipConflict): the plan says so and exits 1.
+func TestSomeoneElsesObjectIsAnError(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "plan-foreign"
+	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	g.Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "planned-collector", Namespace: ns}})).To(Succeed())
+	file := filepath.Join(t.TempDir(), "collector.yaml")
+	g.Expect(os.WriteFile(file, []byte(spec{verbosity: "basic", affinity: "None", configVersions: 3}.yaml(ns)), 0o600)).To(Succeed())
+	var out, errOut bytes.Buffer
+	code := render.Main([]string{"--diff", "-f", file, "--kubeconfig", reviewerKubeconfig}, nil, &out, &errOut)
+	g.Expect(code).To(Equal(1), out.String())
+	g.Expect(errOut.String()).To(ContainSubstring("ServiceAccount " + ns + "/planned-collector exists and is not this collector's"))
+	g.Expect(errOut.String()).To(ContainSubstring("OwnershipConflict"))
+}

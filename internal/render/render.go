@@ -103,7 +103,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Bad flags exit with 2 when rendering, as before; with --diff, 2 means "changes", so they
 	// exit with 1.
 	badUsage := 2
-	if slices.Contains(args, "--diff") {
+	if slices.ContainsFunc(args, func(a string) bool { return a == "--diff" || strings.HasPrefix(a, "--diff=") }) {
 		badUsage = exitError
 	}
 	if err := fs.Parse(args); err != nil {
