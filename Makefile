@@ -75,8 +75,8 @@ test-realnode: cluster-tools ## Run only the real-node tests (kubelet + containe
 	go test -count=1 -v -timeout 10m $(if $(RUN),-run '$(RUN)') ./test/realnode/...
 
 .PHONY: test-system
-test-system: cluster-tools build ## The service provider's whole-system test (test/system): real Flux installs our chart into a control plane and a simulated workload cluster; our operator runs against it.
-	hack/build-tools.sh flux
+test-system: cluster-tools build ## The service provider's whole-system test (test/system): real Flux installs our chart, then upstream's kube-stack, into a control plane and a simulated workload cluster; the chart's operator (ours, upstream's) runs against it.
+	hack/build-tools.sh flux upstream-operator
 	@echo "==> whole system: provider + Flux + chart + operator (test/system)"
 	cd test/system && go test $(GO_TEST_FLAGS) -count=1 -v ./...
 
