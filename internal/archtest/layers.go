@@ -100,6 +100,11 @@ var Layers = []Layer{
 		What:     "admission (default, validate -> field.ErrorList), conversion, the pod webhook, certificates",
 	},
 	{
+		Name:     "webhook helpers",
+		Packages: []string{"internal/webhook/admissionmetrics"},
+		What:     "what the webhooks share: admission outcome counters and latency histograms",
+	},
+	{
 		Name:     "pure logic on builders",
 		Packages: []string{"internal/instrumentation", "internal/sidecar", "internal/upgrade"},
 		What:     "PURE: auto-instrumentation injection, the collector sidecar, CR version upgrades",
