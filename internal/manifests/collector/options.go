@@ -5,7 +5,6 @@ import (
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/manifestutils"
-	mta "github.com/otelop/otelop/internal/manifests/targetallocator"
 )
 
 // DefaultCollectorVersion is the collector version the operator deploys when spec.image is empty.
@@ -51,7 +50,7 @@ type Options struct {
 	// TargetAllocatorMTLS is the operator.targetallocator.mtls gate: collectors whose embedded target
 	// allocator discovers Prometheus Operator resources (spec.targetAllocator.prometheusCR, unless
 	// spec.targetAllocator.mtls decides) talk to it over mutual TLS with the client certificate the
-	// operator issues (targetallocator.MTLSEnabled).
+	// operator issues (manifestutils.TargetAllocatorMTLS).
 	TargetAllocatorMTLS bool
 	// OperandNetworkPolicy is the operand.networkpolicy gate (beta, on by default): the defaulting
 	// webhook turns spec.networkPolicy.enabled on when it is unset.
@@ -82,5 +81,5 @@ func DefaultOptions() Options {
 // taMTLS reports whether col's pods use mutual TLS towards its embedded target allocator.
 func (o Options) taMTLS(col *v1beta1.OpenTelemetryCollector) bool {
 	ta := col.Spec.TargetAllocator
-	return ta.Enabled && mta.MTLSEnabled(ta.Mtls, ta.PrometheusCR.Enabled, o.TargetAllocatorMTLS)
+	return ta.Enabled && manifestutils.TargetAllocatorMTLS(ta.Mtls, ta.PrometheusCR.Enabled, o.TargetAllocatorMTLS)
 }

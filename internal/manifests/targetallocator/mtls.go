@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	"github.com/otelop/otelop/internal/naming"
 )
 
@@ -31,16 +32,10 @@ const (
 	SecretKeyKey  = "tls.key"
 )
 
-// MTLSEnabled reports whether the collectors talk to the target allocator with spec over mutual
-// TLS. spec.mtls decides when it is set (upstream's later per-resource switch: enabled, or not);
-// otherwise gate (operator.targetallocator.mtls) turns it on for every target allocator that
-// discovers Prometheus Operator resources, whose Secrets-backed scrape credentials are what the
-// TLS listener protects.
+// MTLSEnabled reports whether the collectors talk to the target allocator over mutual TLS: see
+// manifestutils.TargetAllocatorMTLS, the rule the collector builder applies too.
 func MTLSEnabled(mtls *v1beta1.TargetAllocatorMTLS, prometheusCR bool, gate bool) bool {
-	if mtls != nil {
-		return mtls.Enabled
-	}
-	return gate && prometheusCR
+	return manifestutils.TargetAllocatorMTLS(mtls, prometheusCR, gate)
 }
 
 // mtls reports whether s's target allocator uses mutual TLS.
