@@ -43,8 +43,8 @@ func TestMTLSGolden(t *testing.T) {
 	golden.Check(t, "mtls.golden.yaml", out)
 }
 
-// TestMTLSEnabled: spec.mtls decides when set; otherwise the gate turns mutual TLS on only for
-// target allocators that discover Prometheus Operator resources. Without mutual TLS nothing of it
+// TestMTLSEnabled: with the gate on, spec.mtls decides when set, otherwise mutual TLS is on for
+// target allocators that discover Prometheus Operator resources; with the gate off it is off. Without mutual TLS nothing of it
 // is generated (the positive control of TestMTLSGolden).
 func TestMTLSEnabled(t *testing.T) {
 	g := NewWithT(t)
@@ -57,7 +57,8 @@ func TestMTLSEnabled(t *testing.T) {
 		{nil, true, true, true},
 		{nil, true, false, false},
 		{nil, false, true, false},
-		{on, false, false, true},
+		{on, false, true, true},
+		{on, true, false, false}, // the gate is the master switch
 		{off, true, true, false},
 	} {
 		g.Expect(MTLSEnabled(tc.mtls, tc.cr, tc.gate)).To(Equal(tc.want), "%+v", tc)
