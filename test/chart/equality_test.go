@@ -39,7 +39,7 @@ func chartName(kind, name string) string {
 	case "webhook-service":
 		return full + "-webhook"
 	case "webhook-cert":
-		return full + "-controller-manager-service-cert"
+		return full + "-webhook-cert"
 	case "metrics-reader": // upstream's chart name, which users' ClusterRoleBindings point at
 		return full + "-metrics"
 	case "mutating-webhook-configuration":
@@ -78,8 +78,13 @@ func mapValue(v any) any {
 }
 
 // defaultCollectorImage is the --collector-image the chart passes by default: the -k8s
-// distribution (upstream's chart's default) at the operator's collector version.
-var defaultCollectorImage = collector.DefaultCollectorImageRepository + "-k8s:" + collector.DefaultCollectorVersion
+// distribution (upstream's chart's default) at the chart's collector tag.
+var defaultCollectorImage = collector.DefaultCollectorImageRepository + "-k8s:" + chartCollectorTag
+
+// chartCollectorTag is the default collector image's tag (templates/_helpers.tpl
+// otelop.collectorImageTag): the one upstream's chart 0.101.0 passes, a patch release of the
+// operator's collector version (TestCollectorVersionMatchesOperator).
+const chartCollectorTag = "0.140.1"
 
 func renderConfigDefault(t testing.TB) []*unstructured.Unstructured {
 	t.Helper()

@@ -430,7 +430,7 @@ func TestUpstreamCIValues(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Upstream's CI values name the -k8s repository without a tag: it gets the
-			// operator's collector version (upstream's chart: its own default tag).
+			// chart's default collector tag (upstream's chart: its own default tag).
 			repo, _, _ := unstructured.NestedString(vals, "manager", "collectorImage", "repository")
 			if sub, ok := vals["opentelemetry-operator"].(map[string]any); ok {
 				if r, _, _ := unstructured.NestedString(sub, "manager", "collectorImage", "repository"); r != "" {
@@ -445,7 +445,7 @@ func TestUpstreamCIValues(t *testing.T) {
 					}
 				}
 				cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
-				want := "--collector-image=" + repo + ":" + collector.DefaultCollectorVersion
+				want := "--collector-image=" + repo + ":" + chartCollectorTag
 				if !slices.Contains(cs[0].(map[string]any)["args"].([]any), any(want)) {
 					t.Errorf("args %v lack %s", cs[0].(map[string]any)["args"], want)
 				}

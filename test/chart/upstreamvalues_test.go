@@ -1,12 +1,15 @@
 package chart
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/otelop/otelop/internal/manifests/collector"
 )
@@ -36,7 +39,7 @@ func TestImageValues(t *testing.T) {
 	}{
 		// opentelemetry-kube-stack 0.20.3's default values for its operator subchart.
 		"kube-stack repository alone": {map[string]any{"collectorImage": map[string]any{"repository": "otel/opentelemetry-collector-k8s"}},
-			[]string{"--collector-image=otel/opentelemetry-collector-k8s:" + collector.DefaultCollectorVersion}},
+			[]string{"--collector-image=otel/opentelemetry-collector-k8s:" + chartCollectorTag}},
 		"tag alone": {map[string]any{"collectorImage": map[string]any{"tag": "0.150.0"}},
 			[]string{"--collector-image=" + collector.DefaultCollectorImageRepository + "-k8s:0.150.0"}},
 		"empty repository: built-in default": {map[string]any{"collectorImage": map[string]any{"repository": ""}}, nil},
@@ -250,11 +253,31 @@ func TestMonitoringValues(t *testing.T) {
 	}
 }
 
-// TestCollectorVersionMatchesOperator: the chart's collector version (the default collector
-// image's tag) is the operator's.
+// TestCollectorVersionMatchesOperator: the chart's default collector tag (the tag a repository
+// alone gets) is the one upstream's chart 0.101.0 passes by default, and a release of the
+// operator's collector version's minor.
 func TestCollectorVersionMatchesOperator(t *testing.T) {
 	objs := render(t, release{values: map[string]any{"manager": map[string]any{"collectorImage": map[string]any{"repository": "r"}}}})
-	if got := argWithPrefix(t, objs, "--collector-image="); got != "--collector-image=r:"+collector.DefaultCollectorVersion {
-		t.Errorf("%q: the chart's collector version (templates/_helpers.tpl otelop.collectorVersion) is not the operator's %s", got, collector.DefaultCollectorVersion)
+	if got := argWithPrefix(t, objs, "--collector-image="); got != "--collector-image=r:"+chartCollectorTag {
+		t.Errorf("%q: the chart's collector tag (templates/_helpers.tpl otelop.collectorImageTag) is not %s", got, chartCollectorTag)
+	}
+	minor := func(v string) string { return v[:strings.LastIndex(v, ".")] }
+	if minor(chartCollectorTag) != minor(collector.DefaultCollectorVersion) {
+		t.Errorf("the chart's collector tag %s is not a release of the operator's collector version %s", chartCollectorTag, collector.DefaultCollectorVersion)
+	}
+	var up struct {
+		Manager struct {
+			CollectorImage struct{ Tag string } `json:"collectorImage"`
+		} `json:"manager"`
+	}
+	data, err := os.ReadFile(filepath.Join(upstreamChartDir(t, "0.101.0"), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &up); err != nil {
+		t.Fatal(err)
+	}
+	if up.Manager.CollectorImage.Tag != chartCollectorTag {
+		t.Errorf("upstream's chart 0.101.0 passes collector tag %q, this chart %q: a switch would roll every collector", up.Manager.CollectorImage.Tag, chartCollectorTag)
 	}
 }

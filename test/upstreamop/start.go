@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,8 +23,11 @@ type Options struct {
 	// Dir holds the sockets; controller-runtime reads the webhook certificate from
 	// Dir/k8s-webhook-server/serving-certs (TMPDIR).
 	Dir string
-	// WebhookPort is where the API server reaches its webhooks: 127.0.0.1:WebhookPort.
+	// WebhookPort is where the API server reaches its webhooks: WebhookHost:WebhookPort.
 	WebhookPort int
+	// WebhookHost is the loopback address of that listener (a pod IP standing in for upstream's
+	// pod); empty: 127.0.0.1.
+	WebhookHost string
 	// LogPath receives its output.
 	LogPath string
 	// Args are added to its flags (logging is set); Env to its environment.
@@ -55,7 +59,11 @@ func Start(o Options) (*Operator, error) {
 		return nil, err
 	}
 	go forward(apiSock, "tcp", u.Host)
-	webhooks, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.WebhookPort))
+	host := o.WebhookHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	webhooks, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(o.WebhookPort)))
 	if err != nil {
 		apiSock.Close()
 		return nil, err

@@ -79,10 +79,18 @@ so that the webhook Service name (<fullname>-webhook) stays a valid DNS label.
 {{- if and $sa.name (ne $sa.name "") -}}{{ $sa.name }}{{- else -}}{{ include "otelop.fullname" . }}{{- end -}}
 {{- end -}}
 
-{{/* The Secret holding the webhook serving certificate (every certificate mode). */}}
+{{/*
+The Secret holding the webhook serving certificate (every certificate mode). Default: upstream's
+name <fullname>-controller-manager-service-cert, where cert-manager (or the user) writes it; when
+the operator issues the certificate (self mode), <fullname>-webhook-cert: upstream's chart
+generates its certificate into a Helm hook Secret of upstream's name, which a switch to this chart
+leaves in place (hooks are not part of the release) and a helm rollback to upstream's revision needs
+as it was.
+*/}}
 {{- define "otelop.certSecretName" -}}
 {{- $v := include "otelop.values" . | fromJson -}}
-{{- default (printf "%s-controller-manager-service-cert" (include "otelop.fullname" .)) $v.admissionWebhooks.secretName -}}
+{{- $suffix := ternary "webhook-cert" "controller-manager-service-cert" (eq (include "otelop.certMode" .) "self") -}}
+{{- default (printf "%s-%s" (include "otelop.fullname" .) $suffix) $v.admissionWebhooks.secretName -}}
 {{- end -}}
 
 {{/*
@@ -201,11 +209,12 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s-serving-cert" (include "otelop.
 {{- end -}}
 
 {{/*
-The collector version of the operator this chart installs (internal/manifests/collector
-DefaultCollectorVersion; test/chart checks that they agree). It is the tag of the default collector
-image when manager.collectorImage.tag is empty.
+The default collector image's tag: the one upstream's chart 0.101.0 (appVersion 0.140.0, the
+operator this chart's is compatible with) passes, a patch release of the operator's collector
+version (internal/manifests/collector DefaultCollectorVersion; test/chart checks both). A helm
+upgrade from that chart then keeps every collector's image (test/chart/chartswitch).
 */}}
-{{- define "otelop.collectorVersion" -}}0.140.0{{- end -}}
+{{- define "otelop.collectorImageTag" -}}0.140.1{{- end -}}
 
 {{/*
 An image flag's value from {repository, tag}: "repository:tag"; a repository alone gets the

@@ -25,7 +25,7 @@ func chartNames(name, namespace string) installtest.Names {
 		WebhookService: full + "-webhook",
 		MetricsService: full,
 		MetricsReader:  full + "-metrics", // upstream chart's name
-		CertSecret:     full + "-controller-manager-service-cert",
+		CertSecret:     full + "-webhook-cert",
 	}
 }
 
