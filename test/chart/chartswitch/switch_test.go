@@ -3,6 +3,7 @@ package chartswitch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -179,6 +180,16 @@ func checkReleaseObjects(t *testing.T, step string, from, to *release.Release) {
 	added := only(toObjs, fromObjs)
 	t.Logf("%s: %d objects kept (updated in place), %d removed %v, %d added %v", step,
 		len(toObjs)-len(added), len(removed), removed, len(added), added)
+	// As docs/migrating.md says: this chart has upstream's objects but for the namespaced RBAC
+	// (upstream's <fullname>-leader-election, this chart's <fullname>-manager).
+	upstreamOnly, oursOnly := namespacedRBAC(fullname+"-leader-election"), namespacedRBAC(fullname+"-manager")
+	if from.Chart.Metadata.Version == "0.101.0" { // upstream's chart -> this one
+		if fmt.Sprint(removed) != fmt.Sprint(upstreamOnly) || fmt.Sprint(added) != fmt.Sprint(oursOnly) {
+			t.Errorf("%s: removed %v, added %v; docs/migrating.md says removed %v, added %v", step, removed, added, upstreamOnly, oursOnly)
+		}
+	} else if fmt.Sprint(removed) != fmt.Sprint(oursOnly) || fmt.Sprint(added) != fmt.Sprint(upstreamOnly) {
+		t.Errorf("%s: removed %v, added %v; docs/migrating.md says removed %v, added %v", step, removed, added, oursOnly, upstreamOnly)
+	}
 	ctx := context.Background()
 	for k := range toObjs {
 		u := &unstructured.Unstructured{}
@@ -207,6 +218,14 @@ func checkReleaseObjects(t *testing.T, step string, from, to *release.Release) {
 		default:
 			t.Errorf("%s: %s of the previous release is left behind", step, k)
 		}
+	}
+}
+
+// namespacedRBAC is the Role and RoleBinding name in the release namespace.
+func namespacedRBAC(name string) []objectKey {
+	return []objectKey{
+		{"rbac.authorization.k8s.io/v1", "Role", namespace, name},
+		{"rbac.authorization.k8s.io/v1", "RoleBinding", namespace, name},
 	}
 }
 
