@@ -55,8 +55,8 @@ var Layers = []Layer{
 	},
 	{
 		Name:     "release tooling",
-		Packages: []string{"internal/imagebuild"},
-		What:     "the OCI image builder behind `make images` (hack/images); no binary imports it",
+		Packages: []string{"internal/imagebuild", "internal/sbom"},
+		What:     "the OCI image builder behind `make images` (hack/images) and the SBOM writer behind `make release`; no binary imports them",
 	},
 	{
 		Name:     "binaries",
