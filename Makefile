@@ -62,6 +62,13 @@ CHART_VERSION ?= $(VERSION)
 chart: ## Package the Helm chart into bin/charts/ (CHART_VERSION=<version> sets its version and image tag).
 	cd test/chart && go run ./cmd/chart-package -chart ../../$(CHART_DIR) -out ../../bin/charts -version "$(CHART_VERSION)"
 
+RELEASE_DIR := bin/release
+
+.PHONY: release
+release: ## Build the images and write the release into bin/release/: opentelemetry-operator.yaml (kubectl apply --server-side -f), the chart .tgz, an SPDX SBOM per image binary (needs a SemVer VERSION).
+	cd test/chart && go run ./cmd/release -repo ../.. -out ../../$(RELEASE_DIR) -images ../../bin/images -build \
+	  -version "$(VERSION)" -registry "$(REGISTRY)" -revision "$(REVISION)" -created "$(SOURCE_DATE_EPOCH)" $(IMAGES)
+
 .PHONY: cluster-tools
 cluster-tools: ## Build kube-apiserver, controller-manager, scheduler, kubectl, kubelet, etcd, kwok and a collector with the opamp extension from Go modules (only what is missing; see the tool cache in hack/build-tools.sh).
 	hack/build-tools.sh k8s kubelet etcd kwok otelcol

@@ -10,12 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
-	"strings"
 
-	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"github.com/otelop/otelop/test/chart/internal/chartpkg"
 )
 
 func main() {
@@ -25,33 +21,13 @@ func main() {
 	}
 }
 
-var nonSemverChars = regexp.MustCompile(`[^0-9A-Za-z.-]+`)
-
 func run(args []string) error {
 	fs := flag.NewFlagSet("chart-package", flag.ExitOnError)
 	chartDir := fs.String("chart", "charts/opentelemetry-operator", "chart directory")
 	out := fs.String("out", "bin/charts", "output directory")
 	version := fs.String("version", "", "chart version and appVersion (image tag); empty keeps Chart.yaml's")
 	_ = fs.Parse(args)
-	ch, err := loader.LoadDir(*chartDir)
-	if err != nil {
-		return err
-	}
-	if v := strings.TrimPrefix(*version, "v"); v != "" {
-		ch.Metadata.AppVersion = v
-		if _, err := semver.StrictNewVersion(v); err == nil {
-			ch.Metadata.Version = v
-		} else {
-			ch.Metadata.Version = "0.0.0-dev+" + strings.Trim(nonSemverChars.ReplaceAllString(v, "."), ".")
-		}
-	}
-	if err := ch.Validate(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	path, err := chartutil.Save(ch, *out)
+	path, err := chartpkg.Package(*chartDir, *out, *version)
 	if err != nil {
 		return err
 	}
