@@ -1,7 +1,7 @@
 // Package release writes the release artifacts a user can take without cloning the repository
 // (`make release`): the single-file install manifest opentelemetry-operator.yaml (config/default
 // with the versioned operator image), the packaged Helm chart whose version and appVersion are the
-// release version, and an SPDX 2.3 SBOM of every binary in the images, read from the images' OCI
+// release version, the list of images an install pulls (images.txt, for mirroring), and an SPDX 2.3 SBOM of every binary in the images, read from the images' OCI
 // layouts (internal/sbom).
 package release
 
@@ -58,7 +58,9 @@ type Options struct {
 type Result struct {
 	Manifest string
 	Chart    string
-	SBOMs    []string
+	// Images is the list of every image an install may pull (ImagesFile).
+	Images string
+	SBOMs  []string
 }
 
 // Run writes the artifacts into Out.
@@ -102,6 +104,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "    %s (%s)\n", res.Manifest, image)
+
+	res.Images = filepath.Join(o.Out, ImagesFile)
+	if err := os.WriteFile(res.Images, []byte(strings.Join(Images(o.Registry, o.Version), "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Progress, "    %s\n", res.Images)
 
 	if res.Chart, err = chartpkg.Package(filepath.Join(o.Repo, "charts", "opentelemetry-operator"), o.Out, o.Version); err != nil {
 		return nil, err

@@ -174,6 +174,20 @@ func TestRelease(t *testing.T) {
 		checkManifest(t, data)
 	})
 
+	t.Run("images", func(t *testing.T) {
+		g := NewWithT(t)
+		data, err := os.ReadFile(res.Images)
+		g.Expect(err).NotTo(HaveOccurred())
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		g.Expect(lines).To(ContainElements(testRegistry+"/opentelemetry-operator:"+testVersion,
+			testRegistry+"/target-allocator:"+testVersion, testRegistry+"/operator-opamp-bridge:"+testVersion,
+			"ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.140.0",
+			"ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:1.33.6"))
+		for _, l := range lines {
+			g.Expect(l).To(MatchRegexp(`^[a-z0-9.-]+(/[a-z0-9._-]+)+:[A-Za-z0-9._-]+$`))
+		}
+	})
+
 	t.Run("chart", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(filepath.Base(res.Chart)).To(Equal("opentelemetry-operator-" + testVersion + ".tgz"))
