@@ -51,8 +51,11 @@ images: ## Build an OCI image of each binary (linux/amd64+arm64, reproducible, n
 	  --registry=$(REGISTRY) --out=bin/images $(IMAGES)
 
 .PHONY: push
-push: images ## Push the images to REGISTRY/<binary>:VERSION, e.g. make push REGISTRY=localhost:5000/otelop.
+push: images ## Push the images to REGISTRY/<binary>:VERSION, e.g. make push REGISTRY=localhost:5000/otelop; after make release, also the chart to oci://REGISTRY/charts.
 	go run ./hack/images push --version=$(VERSION) --registry=$(REGISTRY) --out=bin/images $(IMAGES)
+	@if [ -f bin/release/opentelemetry-operator-$(VERSION).tgz ]; then \
+	  cd test/chart && go run ./cmd/release push-chart -chart ../../bin/release/opentelemetry-operator-$(VERSION).tgz -to oci://$(REGISTRY)/charts; \
+	else echo "no bin/release/opentelemetry-operator-$(VERSION).tgz: the chart is pushed after make release VERSION=$(VERSION)"; fi
 
 CHART_DIR     := charts/opentelemetry-operator
 # Chart version and appVersion (the operator image's tag); not SemVer (e.g. a bare commit) becomes 0.0.0-dev+<it>.

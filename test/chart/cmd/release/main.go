@@ -3,7 +3,10 @@
 //	release -repo ../.. -out ../../bin/release -images ../../bin/images -version 0.2.0 \
 //	    -registry ghcr.io/otelop -revision <sha> -created <unix seconds> [-build] BINARY...
 //
-// See package internal/release for what it writes.
+//	release push-chart -chart bin/release/opentelemetry-operator-0.2.0.tgz -to oci://ghcr.io/otelop/charts
+//
+// See package internal/release for what it writes; push-chart pushes the chart as an OCI artifact
+// with Helm's registry client (credentials of `helm registry login`).
 package main
 
 import (
@@ -30,6 +33,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "push-chart" {
+		return pushChart(args[1:])
+	}
 	fs := flag.NewFlagSet("release", flag.ExitOnError)
 	o := release.Options{Progress: os.Stdout}
 	fs.StringVar(&o.Repo, "repo", ".", "repository root")
@@ -59,5 +65,22 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("==> release %s: manifest, chart and %d SBOMs in %s (%s)\n", o.Version, len(res.SBOMs), o.Out, time.Since(start).Round(time.Second))
+	return nil
+}
+
+func pushChart(args []string) error {
+	fs := flag.NewFlagSet("release push-chart", flag.ExitOnError)
+	chart := fs.String("chart", "", "packaged chart (.tgz) to push")
+	to := fs.String("to", "", "OCI repository, oci://<registry>/<path>")
+	plainHTTP := fs.Bool("plain-http", false, "talk HTTP, not HTTPS, to the registry")
+	_ = fs.Parse(args)
+	if *chart == "" || *to == "" {
+		return fmt.Errorf("push-chart needs -chart and -to")
+	}
+	ref, digest, err := release.PushChart(*chart, *to, *plainHTTP)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    pushed %s@%s\n", ref, digest)
 	return nil
 }
