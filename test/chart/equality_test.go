@@ -99,6 +99,9 @@ func renderConfigDefault(t testing.TB) []*unstructured.Unstructured {
 func TestChartEqualsConfigDefault(t *testing.T) {
 	cfg := renderConfigDefault(t)
 	objs := render(t, release{})
+	// config/default ships its budget (maxUnavailable 1) with one replica; the chart renders one
+	// from replicaCount 2 (TestAvailabilityDefaults), where both allow one pod down.
+	scaled := render(t, release{values: map[string]any{"replicaCount": 2}})
 	matched := map[*unstructured.Unstructured]bool{}
 	for _, c := range cfg {
 		if c.GetKind() == "Namespace" {
@@ -106,6 +109,9 @@ func TestChartEqualsConfigDefault(t *testing.T) {
 		}
 		name := chartName(c.GetKind(), c.GetName())
 		h := find(objs, c.GetKind(), name)
+		if c.GetKind() == "PodDisruptionBudget" {
+			h = find(scaled, c.GetKind(), name)
+		}
 		if h == nil {
 			t.Errorf("config/default has %s %s; the chart renders no %s %s (rendered: %v)", c.GetKind(), c.GetName(), c.GetKind(), name, names(objs))
 			continue
@@ -137,6 +143,9 @@ func compareObject(t *testing.T, c, h *unstructured.Unstructured, cfg, objs []*u
 		equalOutsideMetadata(t, c, h)
 	case "Deployment":
 		compareDeployment(t, c, h)
+		compareSpread(t, c, h)
+	case "PodDisruptionBudget":
+		comparePDB(t, c, h, cfg, objs)
 	case "Service":
 		compareService(t, c, h, cfg, objs)
 	case "ServiceAccount":

@@ -114,7 +114,12 @@ func TestWebhookValues(t *testing.T) {
 		if w["failurePolicy"] != want {
 			t.Errorf("%s: failurePolicy %v, want %v", name, w["failurePolicy"], want)
 		}
-		if !reflect.DeepEqual(w["namespaceSelector"], sel) || !reflect.DeepEqual(w["objectSelector"], sel) || numbers(w["timeoutSeconds"]) != float64(20) {
+		wantNS := sel
+		if name == "mpod.kb.io" { // plus this chart's exclusions (TestPodWebhookExcludesSystemNamespaces)
+			wantNS = map[string]any{"matchLabels": sel["matchLabels"], "matchExpressions": []any{map[string]any{
+				"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"kube-system", "observability"}}}}
+		}
+		if !reflect.DeepEqual(w["namespaceSelector"], wantNS) || !reflect.DeepEqual(w["objectSelector"], sel) || numbers(w["timeoutSeconds"]) != float64(20) {
 			t.Errorf("%s: selectors/timeout not applied: %v %v %v", name, w["namespaceSelector"], w["objectSelector"], w["timeoutSeconds"])
 		}
 	}
@@ -200,7 +205,8 @@ func TestManagerValues(t *testing.T) {
 }
 
 // TestMonitoringValues: PDB, ServiceMonitor (HTTPS with the scraper's token by default) and
-// PrometheusRule with the chart's default rules, off by default.
+// PrometheusRule with the chart's default rules, off by default (the PDB with one replica:
+// TestAvailabilityDefaults).
 func TestMonitoringValues(t *testing.T) {
 	def := render(t, release{})
 	for _, k := range []string{"PodDisruptionBudget", "ServiceMonitor", "PrometheusRule"} {
