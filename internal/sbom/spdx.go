@@ -138,9 +138,12 @@ func FromBuildInfo(bi *debug.BuildInfo, o Options) (*Document, error) {
 
 	mainVersion := bi.Main.Version
 	if mainVersion == "" || mainVersion == "(devel)" {
-		mainVersion = o.Version
+		// A module version has a leading v (the release version has none).
+		mainVersion = "v" + strings.TrimPrefix(o.Version, "v")
 	}
-	mainID := add(modulePackage(bi.Main.Path, mainVersion, "", "LIBRARY", "the main module"))
+	mainPkg := modulePackage(bi.Main.Path, mainVersion, "", "SOURCE", "the main module, built from source")
+	mainPkg.DownloadLocation = NoAssertion // not fetched from a module proxy
+	mainID := add(mainPkg)
 	d.Relationships = append(d.Relationships,
 		Relationship{Element: "SPDXRef-DOCUMENT", Type: "DESCRIBES", Related: binID},
 		Relationship{Element: binID, Type: "GENERATED_FROM", Related: mainID})
