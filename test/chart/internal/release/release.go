@@ -84,7 +84,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Build {
 		start := time.Now()
 		_, err := imagebuild.Build(ctx, imagebuild.Options{
-			Dir: o.Repo, Binaries: o.Binaries, Platforms: o.Platforms, Registry: o.Registry, Out: o.Images,
+			Dir: o.Repo, Binaries: o.Binaries, Platforms: o.Platforms, Registry: o.Registry, Out: o.Images, Progress: o.Progress,
 			Meta: imagebuild.Meta{Version: o.Version, Revision: o.Revision, Created: o.Created.UTC(),
 				Source: "https://github.com/otelop/otelop", Licenses: "Apache-2.0"},
 		})
