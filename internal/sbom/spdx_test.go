@@ -100,12 +100,16 @@ func TestValidateNamesWhatIsWrong(t *testing.T) {
 	d.SPDXVersion = "SPDX-2.2"
 	d.Packages[1].SPDXID = "SPDXRef-has space"
 	d.Packages[0].LicenseDeclared = ""
+	d.Packages[0].PrimaryPurpose = "BINARY"
+	d.Relationships[0].Type = "LINKS"
 	d.Relationships = append(d.Relationships, Relationship{Element: "SPDXRef-DOCUMENT", Type: "DESCRIBES", Related: "SPDXRef-missing"})
 	err = Validate(d)
 	g.Expect(err).To(MatchError(ContainSubstring(`spdxVersion: "SPDX-2.2"`)))
 	g.Expect(err).To(MatchError(ContainSubstring(`packages[1] (example.com/m).SPDXID`)))
 	g.Expect(err).To(MatchError(ContainSubstring(`packages[0] (m).licenseDeclared: empty`)))
 	g.Expect(err).To(MatchError(ContainSubstring(`SPDXRef-missing`)))
+	g.Expect(err).To(MatchError(ContainSubstring(`primaryPackagePurpose: "BINARY"`)))
+	g.Expect(err).To(MatchError(ContainSubstring(`relationships[0].relationshipType: "LINKS"`)))
 	_, err = Parse([]byte(`{"spdxVersion":"SPDX-2.3","unknown":1}`))
 	g.Expect(err).To(MatchError(ContainSubstring("unknown")))
 }
