@@ -17,6 +17,7 @@ import (
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".status.image"
 // +kubebuilder:printcolumn:name="Management",type="string",JSONPath=".spec.managementState",description="Management State"
+// +kubebuilder:printcolumn:name="Sidecars Outdated",type="integer",JSONPath=".status.sidecars.outdated",priority=1,description="Workloads that ask for this sidecar collector but run pods without its current generation (otelop)"
 
 // OpenTelemetryCollector runs an OpenTelemetry Collector as a Deployment, DaemonSet, StatefulSet
 // or injected sidecar, from a collector configuration.
@@ -61,6 +62,41 @@ type OpenTelemetryCollectorStatus struct {
 	// Conditions are the latest observations (Ready, Reconciling, Stalled; see conditions.go).
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Sidecars counts, for a collector in sidecar mode, the workloads whose pods ask for it
+	// (sidecar.opentelemetry.io/inject) by whether they run its current generation. Written by
+	// the operator's catch-up controller; not in upstream's API.
+	// +optional
+	Sidecars *SidecarWorkloads `json:"sidecars,omitempty"`
+}
+
+// SidecarWorkloads is status.sidecars of a sidecar-mode collector.
+type SidecarWorkloads struct {
+	// Current is how many workloads run only pods whose sidecar carries this collector's
+	// current generation.
+	Current int32 `json:"current"`
+	// Outdated is how many workloads run pods without this sidecar (admitted while the pod
+	// webhook was down) or with an older generation of it. A restart of the workload fixes them.
+	Outdated int32 `json:"outdated"`
+	// OutdatedWorkloads names the first outdated workloads, sorted by namespace, kind and name;
+	// at most 10 (Outdated has the full count).
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	OutdatedWorkloads []OutdatedWorkload `json:"outdatedWorkloads,omitempty"`
+}
+
+// OutdatedWorkload is a workload whose pods miss the current generation of a sidecar collector.
+type OutdatedWorkload struct {
+	// Kind is Deployment, StatefulSet or DaemonSet.
+	Kind string `json:"kind"`
+	// Namespace is the workload's namespace.
+	Namespace string `json:"namespace"`
+	// Name is the workload's name.
+	Name string `json:"name"`
+	// Reason says why: NotInjected (pods without this sidecar, or injected before the operator
+	// recorded generations), Outdated (pods carry an older generation of it), RollingOut (a
+	// rollout is replacing them) or RestartDidNotInject (the operator restarted the workload for
+	// this generation and its new pods still lack it: look at the pod webhook).
+	Reason string `json:"reason"`
 }
 
 // +kubebuilder:validation:XValidation:rule="!(self.mode == 'sidecar' && size(self.tolerations) > 0) || !has(self.tolerations)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'tolerations'"

@@ -4,10 +4,13 @@
 package sidecar
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/manifests/collector"
@@ -102,6 +105,35 @@ func ConfigVolume(otelcol v1beta1.OpenTelemetryCollector) (corev1.Volume, error)
 		return corev1.Volume{}, err
 	}
 	return collector.ConfigMapVolume(otelcol.Name, hash), nil
+}
+
+// InjectAnnotation asks for a collector sidecar, on a pod or on its namespace: "true" (the one
+// sidecar-mode collector of the pod's namespace), "false", "<name>" or "<namespace>/<name>".
+const InjectAnnotation = "sidecar.opentelemetry.io/inject"
+
+// AllowedNamespacesAnnotation on a sidecar-mode collector lists the other namespaces whose pods
+// may name it ("<ns>,<ns>" or "*").
+const AllowedNamespacesAnnotation = "sidecar.opentelemetry.io/allowed-namespaces"
+
+// GenerationAnnotation records on a pod which collector generation its sidecar was built from:
+// "<namespace>/<name>@<generation>". The catch-up controller compares it with the collector's
+// current generation (a pod without it has no sidecar, or one injected before this record).
+const GenerationAnnotation = "otelop.io/sidecar-injected"
+
+// FormatGeneration returns the GenerationAnnotation value for otelcol.
+func FormatGeneration(otelcol v1beta1.OpenTelemetryCollector) string {
+	return fmt.Sprintf("%s/%s@%d", otelcol.Namespace, otelcol.Name, otelcol.Generation)
+}
+
+// ParseGeneration reads a GenerationAnnotation value; ok is false when it is not one.
+func ParseGeneration(value string) (key types.NamespacedName, generation int64, ok bool) {
+	ref, gen, found := strings.Cut(strings.TrimSpace(value), "@")
+	ns, name, okRef := strings.Cut(ref, "/")
+	g, err := strconv.ParseInt(gen, 10, 64)
+	if !found || !okRef || ns == "" || name == "" || err != nil {
+		return key, 0, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, g, true
 }
 
 // InjectedLabel marks pods that carry a sidecar: sidecar.opentelemetry.io/injected=<ns>.<name>.

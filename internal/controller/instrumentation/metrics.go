@@ -29,10 +29,14 @@ var (
 	})
 	restartsTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "otelop_instrumentation_workload_restarts_total",
-		Help: "Workloads the catch-up controller restarted.",
+		Help: "Workloads the catch-up controller restarted (for Instrumentations and sidecar collectors).",
+	})
+	outdatedSidecarWorkloads = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "otelop_sidecar_outdated_workloads",
+		Help: "Workloads that ask for a sidecar collector but run pods without its current generation (summed over collectors).",
 	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(scanSeconds, scanRequests, scanPods, pendingWorkloads, scansTotal, restartsTotal)
+	metrics.Registry.MustRegister(scanSeconds, scanRequests, scanPods, pendingWorkloads, scansTotal, restartsTotal, outdatedSidecarWorkloads)
 }

@@ -48,6 +48,9 @@ type Reconciler struct {
 	Shard labels.Selector
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Sidecars makes this the sidecar path (sidecar.go): it follows sidecar-mode
+	// OpenTelemetryCollectors instead of Instrumentations, with the same scan and restarts.
+	Sidecars bool
 
 	// lastScan is when the last scan started (UnixNano), for coalescing.
 	lastScan atomic.Int64
@@ -67,6 +70,9 @@ func (r *Reconciler) now() time.Time {
 // Instrumentations and restarts only the workloads whose restart falls to one of them
 // (Workload.RestartFor): two shards never restart one workload each for its own part.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	if r.Sidecars {
+		return r.reconcileSidecars(ctx)
+	}
 	r.lastScan.Store(time.Now().UnixNano())
 	all, err := r.instrumentations(ctx)
 	if err != nil {
@@ -109,9 +115,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 
 func (r *Reconciler) sharded() bool { return r.Shard != nil && !r.Shard.Empty() }
 
-// inShard reports whether this instance acts on in (writes its status, restarts for it).
-func (r *Reconciler) inShard(in *v1alpha1.Instrumentation) bool {
-	return !r.sharded() || r.Shard.Matches(labels.Set(in.Labels))
+// inShard reports whether this instance acts on obj (writes its status, restarts for it).
+func (r *Reconciler) inShard(obj client.Object) bool {
+	return !r.sharded() || r.Shard.Matches(labels.Set(obj.GetLabels()))
 }
 
 // instrumentations returns every live Instrumentation of the namespaces scanned, whatever its
@@ -202,17 +208,33 @@ func (r *Reconciler) writeStatuses(ctx context.Context, items []v1alpha1.Instrum
 }
 
 // restartPending restarts the workloads whose restart falls to one of this shard's
-// Instrumentations (byKey holds every shard's), as far as the rate limit allows; when it defers a
-// restart it shortens result's RequeueAfter to the limiter's wait.
+// Instrumentations (byKey holds every shard's).
 func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, byKey map[types.NamespacedName]*v1alpha1.Instrumentation, result *ctrl.Result) []error {
+	optIn := func(w *Workload, k types.NamespacedName) bool { return r.optIn(w, byKey[k]) }
+	regarding := func(k types.NamespacedName) client.Object {
+		if in := byKey[k]; in != nil && r.inShard(in) {
+			return in
+		}
+		return nil
+	}
+	return r.restartWorkloads(ctx, workloads, optIn, regarding, result)
+}
+
+// restartWorkloads restarts the workloads a restart fixes and optIn allows, as far as the rate
+// limit allows; when it defers a restart it shortens result's RequeueAfter to the limiter's wait.
+// regarding returns the object (Instrumentation or sidecar collector) of a key that this instance
+// acts for, or nil (another shard's, or gone): a workload is restarted only by the instance of
+// the object its restart falls to (Workload.RestartFor), and Events go to this instance's objects.
+// Instrumentations and sidecar collectors share the Limiter.
+func (r *Reconciler) restartWorkloads(ctx context.Context, workloads []*Workload, optIn func(*Workload, types.NamespacedName) bool,
+	regarding func(types.NamespacedName) client.Object, result *ctrl.Result) []error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
-	optIn := func(w *Workload, k types.NamespacedName) bool { return r.optIn(w, byKey[k]) }
 	for _, w := range RestartCandidates(workloads, optIn) {
 		key, _ := w.RestartFor(optIn)
-		regarding := byKey[key]
-		if regarding == nil || !r.inShard(regarding) {
-			continue // another shard's Instrumentation restarts it
+		owner := regarding(key)
+		if owner == nil {
+			continue // another shard's object restarts it
 		}
 		now := r.now()
 		if !r.Limiter.Allow(now) {
@@ -226,17 +248,17 @@ func (r *Reconciler) restartPending(ctx context.Context, workloads []*Workload, 
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
 				continue // gone or replaced since the scan; the next scan sees the new one
 			}
-			r.Recorder.Eventf(regarding, w.object(), "Warning", EventRestartFailed, "Restart", "Restarting %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
+			r.Recorder.Eventf(owner, w.object(), "Warning", EventRestartFailed, "Restart", "Restarting %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
 			errs = append(errs, err)
 			continue
 		}
 		restartsTotal.Inc()
 		log.Info("restarted", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name, "for", w.Record())
 		for _, key := range instrumentationsOf(w) {
-			if in := byKey[key]; in != nil && r.inShard(in) {
+			if obj := regarding(key); obj != nil {
 				// The workload as the related object keeps each restart its own Event (isomorphic
 				// Events are merged into one series).
-				r.Recorder.Eventf(in, w.object(), "Normal", EventWorkloadRestarted, "Restart",
+				r.Recorder.Eventf(obj, w.object(), "Normal", EventWorkloadRestarted, "Restart",
 					"Restarted %s %s/%s so that its pods get %s", w.Kind, w.Namespace, w.Name, w.Record())
 			}
 		}
@@ -251,11 +273,16 @@ func (r *Reconciler) optIn(w *Workload, in *v1alpha1.Instrumentation) bool {
 	if in == nil {
 		return false
 	}
-	v, set := in.Annotations[RestartOptInAnnotation]
+	return r.optInFor(w, in)
+}
+
+// optInFor is optIn for an Instrumentation or a sidecar collector (obj must not be nil).
+func (r *Reconciler) optInFor(w *Workload, obj client.Object) bool {
+	v, set := obj.GetAnnotations()[RestartOptInAnnotation]
 	if set && inject.IsFalse(v) {
 		return false
 	}
-	if w.Namespace != in.Namespace && !w.OptIn {
+	if w.Namespace != obj.GetNamespace() && !w.OptIn {
 		return false
 	}
 	return inject.IsTrue(v) || r.RestartAll
@@ -306,8 +333,8 @@ func RestartPatch(w *Workload, now time.Time) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": w.UID},
 		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-			RestartedAtAnnotation:  now.UTC().Format(time.RFC3339),
-			RestartedForAnnotation: w.Record(),
+			RestartedAtAnnotation:      now.UTC().Format(time.RFC3339),
+			w.restartedForAnnotation(): w.Record(),
 		}}}},
 	})
 }

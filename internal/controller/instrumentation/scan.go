@@ -83,6 +83,15 @@ func metadataList(kind string) *metav1.PartialObjectMetadataList {
 // Instrumentation, and those whose own annotations ask for instrumentation. only, when not empty,
 // restricts them (--watch-namespace).
 func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats *Stats) (map[string]map[string]string, error) {
+	return s.namespacesWhere(ctx, only, stats, func(name string, ann map[string]string) bool {
+		_, ok := ix[name]
+		return ok || len(inst.Requests(nil, ann)) > 0
+	})
+}
+
+// namespacesWhere returns the annotations of the namespaces (of only, when not empty) that scan
+// reports worth scanning from their names and annotations.
+func (s Scanner) namespacesWhere(ctx context.Context, only []string, stats *Stats, scan func(name string, ann map[string]string) bool) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
 	if len(only) > 0 {
 		// --watch-namespace: read just those (an operator limited to them may not list
@@ -100,7 +109,7 @@ func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats 
 			case err != nil:
 				return nil, fmt.Errorf("reading namespace %s: %w", name, err)
 			}
-			if _, ok := ix[name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
+			if scan(name, ns.Annotations) {
 				out[name] = ns.Annotations
 			}
 		}
@@ -110,7 +119,7 @@ func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats 
 	l := metadataList("NamespaceList")
 	err := s.list(ctx, l, "", stats, func() {
 		for _, ns := range l.Items {
-			if _, ok := ix[ns.Name]; ok || len(inst.Requests(nil, ns.Annotations)) > 0 {
+			if scan(ns.Name, ns.Annotations) {
 				out[ns.Name] = ns.Annotations
 			}
 		}
@@ -125,7 +134,18 @@ func (s Scanner) Namespaces(ctx context.Context, ix Index, only []string, stats 
 // Namespace returns the workloads of ns that ask for instrumentation served by ix, with their
 // pods counted.
 func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
-	out, err := s.workloads(ctx, ns, nsAnn, ix, stats)
+	return s.namespaceWith(ctx, ns, func(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec) *Workload {
+		return instrumentationWorkload(kind, meta, tmpl, nsAnn, ix, s.Enabled)
+	}, stats)
+}
+
+// view returns the catch-up view of a workload (Instrumentations or sidecars), or nil when the
+// workload is not followed.
+type view func(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec) *Workload
+
+// namespaceWith returns the workloads of ns that v follows, with their pods counted.
+func (s Scanner) namespaceWith(ctx context.Context, ns string, v view, stats *Stats) ([]*Workload, error) {
+	out, err := s.workloads(ctx, ns, v, stats)
 	if err != nil || len(out) == 0 {
 		return nil, err
 	}
@@ -147,10 +167,10 @@ func (s Scanner) Namespace(ctx context.Context, ns string, nsAnn map[string]stri
 	return out, nil
 }
 
-// workloads lists the Deployments, StatefulSets and DaemonSets of ns and returns those that ask
-// for instrumentation served by ix. They are streamed into the scan's views (stream.go): a page of
-// workloads costs memory for one workload, not for the page's pod templates.
-func (s Scanner) workloads(ctx context.Context, ns string, nsAnn map[string]string, ix Index, stats *Stats) ([]*Workload, error) {
+// workloads lists the Deployments, StatefulSets and DaemonSets of ns and returns those v follows.
+// They are streamed into the scan's views (stream.go): a page of workloads costs memory for one
+// workload, not for the page's pod templates.
+func (s Scanner) workloads(ctx context.Context, ns string, v view, stats *Stats) ([]*Workload, error) {
 	var out []*Workload
 	add := func(w *Workload) {
 		stats.Workloads++
@@ -159,17 +179,20 @@ func (s Scanner) workloads(ctx context.Context, ns string, nsAnn map[string]stri
 		}
 	}
 	if err := streamList(ctx, s, "deployments", ns, stats, func(d *slimDeployment) {
-		add(FromDeployment(d.object(), nsAnn, ix, s.Enabled))
+		obj := d.object()
+		add(withDeployment(v(KindDeployment, &obj.ObjectMeta, &obj.Spec.Template), obj))
 	}); err != nil {
 		return nil, fmt.Errorf("listing deployments in %s: %w", ns, err)
 	}
 	if err := streamList(ctx, s, "statefulsets", ns, stats, func(sts *slimStatefulSet) {
-		add(FromStatefulSet(sts.object(), nsAnn, ix, s.Enabled))
+		obj := sts.object()
+		add(withStatefulSet(v(KindStatefulSet, &obj.ObjectMeta, &obj.Spec.Template), obj))
 	}); err != nil {
 		return nil, fmt.Errorf("listing statefulsets in %s: %w", ns, err)
 	}
 	if err := streamList(ctx, s, "daemonsets", ns, stats, func(ds *slimDaemonSet) {
-		add(FromDaemonSet(ds.object(), nsAnn, ix, s.Enabled))
+		obj := ds.object()
+		add(withDaemonSet(v(KindDaemonSet, &obj.ObjectMeta, &obj.Spec.Template), obj))
 	}); err != nil {
 		return nil, fmt.Errorf("listing daemonsets in %s: %w", ns, err)
 	}

@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/api/v1beta1"
 	inst "github.com/otelop/otelop/internal/instrumentation"
+	"github.com/otelop/otelop/internal/sidecar"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -63,7 +65,8 @@ var scanKey = reconcile.Request{NamespacedName: client.ObjectKey{Name: "scan"}}
 
 // SetupWithManager registers the catch-up controller: a scan on start, every Interval, and after
 // an Instrumentation is created, deleted or changed in what the scan reads of it (scanInput),
-// at most one such scan per Coalesce. It reads user workloads and pods with the manager's
+// at most one such scan per Coalesce. Its sidecar path is a second controller, Name+"-sidecars",
+// that follows sidecar-mode OpenTelemetryCollectors the same way and shares the restart Limiter. It reads user workloads and pods with the manager's
 // uncached APIReader, never through an informer.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Interval <= 0 {
@@ -103,21 +106,39 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		t := true
 		copts.SkipNameValidation = &t
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named(opts.Name).
 		Watches(&v1alpha1.Instrumentation{}, r.coalesced(opts.Coalesce), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return r.scanInput(e.ObjectOld) != r.scanInput(e.ObjectNew) },
 		})).
 		WithOptions(copts).
 		Complete(r)
+	if err != nil {
+		return err
+	}
+	// The sidecar path: its own queue and scans, the same rate limit.
+	sr := &Reconciler{Client: r.Client, Scanner: r.Scanner, Recorder: r.Recorder, Interval: r.Interval, RestartAll: r.RestartAll,
+		Limiter: r.Limiter, Namespaces: r.Namespaces, Shard: r.Shard, Sidecars: true}
+	sidecarMode := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		c, ok := obj.(*v1beta1.OpenTelemetryCollector)
+		return ok && c.Spec.Mode == v1beta1.ModeSidecar
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(opts.Name+"-sidecars").
+		Watches(&v1beta1.OpenTelemetryCollector{}, sr.coalesced(opts.Coalesce), builder.WithPredicates(sidecarMode, predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return sr.scanInput(e.ObjectOld) != sr.scanInput(e.ObjectNew) },
+		})).
+		WithOptions(copts).
+		Complete(sr)
 }
 
-// input is what a scan reads of an Instrumentation; a change of anything else (status, other
-// annotations and labels, managedFields) does not change the outcome and starts no scan.
+// input is what a scan reads of an Instrumentation or a sidecar collector; a change of anything
+// else (status, other annotations and labels, managedFields) does not change the outcome and
+// starts no scan.
 type input struct {
-	generation            int64
-	allowed, restartOptIn string
-	inShard, deleting     bool
+	generation                         int64
+	allowed, allowedPods, restartOptIn string
+	inShard, deleting                  bool
 }
 
 func (r *Reconciler) scanInput(obj client.Object) input {
@@ -125,6 +146,7 @@ func (r *Reconciler) scanInput(obj client.Object) input {
 	return input{
 		generation:   obj.GetGeneration(),
 		allowed:      ann[inst.AllowedNamespacesAnnotation],
+		allowedPods:  ann[sidecar.AllowedNamespacesAnnotation],
 		restartOptIn: ann[RestartOptInAnnotation],
 		inShard:      !r.sharded() || r.Shard.Matches(labels.Set(obj.GetLabels())),
 		deleting:     obj.GetDeletionTimestamp() != nil,

@@ -121,6 +121,10 @@ type Workload struct {
 	// Instrumentation of another namespace, which that Instrumentation's opt-in alone never allows).
 	OptIn bool
 
+	// restartedForKey is the pod template annotation RestartedFor is read from and restarts write.
+	restartedForKey string
+	// record reads what a pod carries (as the webhook recorded it).
+	record  func(podAnn map[string]string) []inst.Injected
 	tallies map[types.NamespacedName]*tally
 }
 
@@ -129,6 +133,14 @@ type tally struct{ pods, missing, outdated int }
 
 // Record returns the instrumentation record its pods should carry (RestartedForAnnotation).
 func (w *Workload) Record() string { return inst.FormatInjected(w.Want) }
+
+// restartedForAnnotation is the pod template annotation restarts of w record w.Record() in.
+func (w *Workload) restartedForAnnotation() string {
+	if w.restartedForKey == "" {
+		return RestartedForAnnotation
+	}
+	return w.restartedForKey
+}
 
 // Ref names the workload in status and Events.
 func (w *Workload) Ref() v1alpha1.PendingWorkload {
@@ -139,7 +151,21 @@ func (w *Workload) Ref() v1alpha1.PendingWorkload {
 // Instrumentation in ix serves. nsAnn are its namespace's annotations; enabled filters languages
 // (nil: all).
 func FromDeployment(d *appsv1.Deployment, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
-	w := newWorkload(KindDeployment, &d.ObjectMeta, &d.Spec.Template, nsAnn, ix, enabled)
+	return withDeployment(instrumentationWorkload(KindDeployment, &d.ObjectMeta, &d.Spec.Template, nsAnn, ix, enabled), d)
+}
+
+// FromStatefulSet is FromDeployment for a StatefulSet.
+func FromStatefulSet(s *appsv1.StatefulSet, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
+	return withStatefulSet(instrumentationWorkload(KindStatefulSet, &s.ObjectMeta, &s.Spec.Template, nsAnn, ix, enabled), s)
+}
+
+// FromDaemonSet is FromDeployment for a DaemonSet.
+func FromDaemonSet(ds *appsv1.DaemonSet, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
+	return withDaemonSet(instrumentationWorkload(KindDaemonSet, &ds.ObjectMeta, &ds.Spec.Template, nsAnn, ix, enabled), ds)
+}
+
+// withDeployment fills in what w (nil: none) needs of d's rollout.
+func withDeployment(w *Workload, d *appsv1.Deployment) *Workload {
 	if w == nil {
 		return nil
 	}
@@ -151,9 +177,7 @@ func FromDeployment(d *appsv1.Deployment, nsAnn map[string]string, ix Index, ena
 	return w
 }
 
-// FromStatefulSet is FromDeployment for a StatefulSet.
-func FromStatefulSet(s *appsv1.StatefulSet, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
-	w := newWorkload(KindStatefulSet, &s.ObjectMeta, &s.Spec.Template, nsAnn, ix, enabled)
+func withStatefulSet(w *Workload, s *appsv1.StatefulSet) *Workload {
 	if w == nil {
 		return nil
 	}
@@ -165,9 +189,7 @@ func FromStatefulSet(s *appsv1.StatefulSet, nsAnn map[string]string, ix Index, e
 	return w
 }
 
-// FromDaemonSet is FromDeployment for a DaemonSet.
-func FromDaemonSet(ds *appsv1.DaemonSet, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
-	w := newWorkload(KindDaemonSet, &ds.ObjectMeta, &ds.Spec.Template, nsAnn, ix, enabled)
+func withDaemonSet(w *Workload, ds *appsv1.DaemonSet) *Workload {
 	if w == nil {
 		return nil
 	}
@@ -178,7 +200,7 @@ func FromDaemonSet(ds *appsv1.DaemonSet, nsAnn map[string]string, ix Index, enab
 	return w
 }
 
-func newWorkload(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
+func instrumentationWorkload(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec, nsAnn map[string]string, ix Index, enabled func(inst.Language) bool) *Workload {
 	if meta.DeletionTimestamp != nil {
 		return nil
 	}
@@ -197,9 +219,26 @@ func newWorkload(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateS
 		return nil
 	}
 	slices.SortFunc(want, func(a, b inst.Injected) int { return strings.Compare(string(a.Language), string(b.Language)) })
+	return newWorkload(kind, meta, tmpl, want, RestartedForAnnotation, instrumentationRecord)
+}
+
+// instrumentationRecord reads what a pod carries of Instrumentations (an unreadable record is no
+// record).
+func instrumentationRecord(podAnn map[string]string) []inst.Injected {
+	got, err := inst.ParseInjected(podAnn[inst.InjectedAnnotation])
+	if err != nil {
+		return nil
+	}
+	return got
+}
+
+// newWorkload returns the view of a workload whose pods should carry want: restartedFor is the
+// pod template annotation its restarts record want in, record reads what a pod carries.
+func newWorkload(kind string, meta *metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec, want []inst.Injected, restartedFor string,
+	record func(podAnn map[string]string) []inst.Injected) *Workload {
 	return &Workload{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, UID: meta.UID, Want: want,
-		RestartedFor: tmpl.Annotations[RestartedForAnnotation], OptIn: inject.IsTrue(meta.Annotations[RestartOptInAnnotation]),
-		tallies: map[types.NamespacedName]*tally{}}
+		RestartedFor: tmpl.Annotations[restartedFor], OptIn: inject.IsTrue(meta.Annotations[RestartOptInAnnotation]),
+		restartedForKey: restartedFor, record: record, tallies: map[types.NamespacedName]*tally{}}
 }
 
 // Observe counts one of the workload's live pods from its annotations; revision is the pod's
@@ -208,10 +247,11 @@ func (w *Workload) Observe(podAnn map[string]string, revision string) {
 	if !w.RollingOut && w.Revision != "" && revision != w.Revision {
 		return
 	}
-	got, err := inst.ParseInjected(podAnn[inst.InjectedAnnotation])
-	if err != nil {
-		got = nil // an unreadable record is no record
+	record := w.record
+	if record == nil {
+		record = instrumentationRecord
 	}
+	got := record(podAnn)
 	seen := map[types.NamespacedName]bool{}
 	for _, want := range w.Want {
 		t := w.tallies[want.Instrumentation]

@@ -19,13 +19,13 @@ import (
 // (the one sidecar-mode collector of the pod's namespace), "false" (no sidecar; an existing
 // otc-container is removed), "<name>" (that collector of the pod's namespace) and "<ns>/<name>".
 // "true" and "false" are case-insensitive.
-const Annotation = "sidecar.opentelemetry.io/inject"
+const Annotation = sidecar.InjectAnnotation
 
 // AllowedNamespacesAnnotation is set on a sidecar-mode collector: it lists the other namespaces whose pods
 // may name it as "<ns>/<name>" (comma-separated, or "*" for every namespace). Without it only pods
 // of the collector's own namespace get it: the sidecar carries the collector's whole configuration
 // (credentials included) into the pod, so a tenant must not be able to copy another's.
-const AllowedNamespacesAnnotation = "sidecar.opentelemetry.io/allowed-namespaces"
+const AllowedNamespacesAnnotation = sidecar.AllowedNamespacesAnnotation
 
 // allowsNamespace reports whether pods of namespace may use otelcol as their sidecar.
 func allowsNamespace(otelcol *v1beta1.OpenTelemetryCollector, namespace string) bool {
@@ -71,8 +71,9 @@ func HasSidecar(pod *corev1.Pod) bool {
 func isSidecar(c corev1.Container) bool { return c.Name == naming.Container }
 
 // Remove drops the otc-container from pod's containers and, with native sidecars, from its init
-// containers, and then the injected label. It reports whether it removed a container. The
-// collector's init containers and volumes are left: nothing tells them apart from the pod's own.
+// containers, and then the injected label and sidecar.GenerationAnnotation. It reports whether it
+// removed a container. The collector's init containers and volumes are left: nothing tells them
+// apart from the pod's own.
 func Remove(pod *corev1.Pod, nativeSidecars bool) bool {
 	n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers)
 	pod.Spec.Containers = slices.DeleteFunc(pod.Spec.Containers, isSidecar)
@@ -83,6 +84,7 @@ func Remove(pod *corev1.Pod, nativeSidecars bool) bool {
 		return false
 	}
 	delete(pod.Labels, sidecar.InjectedLabel)
+	delete(pod.Annotations, sidecar.GenerationAnnotation)
 	return true
 }
 
@@ -90,8 +92,8 @@ func Remove(pod *corev1.Pod, nativeSidecars bool) bool {
 // container with opts.NativeSidecars, else the last container), the otc-internal volume of the
 // collector's ConfigMap when the sidecar reads its config by reference (sidecar.ByReference; a pod
 // that already has a volume of that name gets no sidecar), the collector's volumes and one volume
-// per spec.configmaps entry, and the injected label. otelcol must be the collector as the
-// reconciler builds it (defaulted and migrated), so that the ConfigMap named is the one it made. An init container or volume whose name
+// per spec.configmaps entry, the injected label and sidecar.GenerationAnnotation (the collector's
+// generation, for the catch-up controller). otelcol must be the collector as the reconciler builds it (defaulted and migrated), so that the ConfigMap named is the one it made. An init container or volume whose name
 // the pod already uses is skipped, and a warning says so, so that the pod stays valid. owners are
 // the pod's ReplicaSet and Deployment, for the resource attributes.
 func Inject(pod *corev1.Pod, otelcol v1beta1.OpenTelemetryCollector, opts collector.Options, owners sidecar.Owners) ([]string, error) {
@@ -144,6 +146,10 @@ func Inject(pod *corev1.Pod, otelcol v1beta1.OpenTelemetryCollector, opts collec
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[sidecar.InjectedLabel] = sidecar.InjectedLabelValue(otelcol)
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[sidecar.GenerationAnnotation] = sidecar.FormatGeneration(otelcol)
 	return warnings, nil
 }
 

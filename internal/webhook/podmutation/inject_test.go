@@ -96,7 +96,8 @@ func TestRemove(t *testing.T) {
 	g := NewWithT(t)
 	native := func() *corev1.Pod {
 		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{sidecar.InjectedLabel: "apps.agent"}},
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{sidecar.InjectedLabel: "apps.agent"},
+				Annotations: map[string]string{sidecar.GenerationAnnotation: "apps/agent@3"}},
 			Spec: corev1.PodSpec{
 				InitContainers: []corev1.Container{{Name: naming.Container, RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
 				Containers:     []corev1.Container{{Name: "app"}},
@@ -107,6 +108,7 @@ func TestRemove(t *testing.T) {
 	g.Expect(Remove(pod, true)).To(BeTrue())
 	g.Expect(pod.Spec.InitContainers).To(BeEmpty())
 	g.Expect(pod.Labels).To(BeEmpty())
+	g.Expect(pod.Annotations).To(BeEmpty(), "the generation record goes with the sidecar")
 
 	pod = native()
 	g.Expect(Remove(pod, false)).To(BeFalse(), "before 1.29 an init container is not a sidecar")

@@ -123,6 +123,8 @@ func envValue(c corev1.Container, name string) string {
 // own init containers.
 func expectInjected(g Gomega, pod *corev1.Pod, ns, name string) corev1.Container {
 	g.Expect(pod.Labels).To(HaveKeyWithValue(sidecar.InjectedLabel, ns+"."+name))
+	g.Expect(pod.Annotations).To(HaveKeyWithValue(sidecar.GenerationAnnotation, MatchRegexp(`^`+ns+"/"+name+`@[1-9][0-9]*$`)),
+		"the collector generation the sidecar was built from, for the catch-up controller")
 	g.Expect(pod.Spec.Containers).To(HaveLen(1), "the app's containers are left alone")
 	g.Expect(pod.Spec.InitContainers[0].Name).To(Equal("setup"))
 	last := pod.Spec.InitContainers[len(pod.Spec.InitContainers)-1]

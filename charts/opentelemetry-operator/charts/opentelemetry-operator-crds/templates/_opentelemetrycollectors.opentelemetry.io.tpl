@@ -10556,6 +10556,12 @@ spec:
       jsonPath: .spec.managementState
       name: Management
       type: string
+    - description: Workloads that ask for this sidecar collector but run pods without
+        its current generation (otelop)
+      jsonPath: .status.sidecars.outdated
+      name: Sidecars Outdated
+      priority: 1
+      type: integer
     name: v1beta1
     schema:
       openAPIV3Schema:
@@ -22058,6 +22064,60 @@ spec:
                     description: StatusReplicas is "<ready>/<total>" for the collector
                       pods.
                     type: string
+                type: object
+              sidecars:
+                description: |-
+                  Sidecars counts, for a collector in sidecar mode, the workloads whose pods ask for it
+                  (sidecar.opentelemetry.io/inject) by whether they run its current generation. Written by
+                  the operator's catch-up controller; not in upstream's API.
+                properties:
+                  current:
+                    description: |-
+                      Current is how many workloads run only pods whose sidecar carries this collector's
+                      current generation.
+                    format: int32
+                    type: integer
+                  outdated:
+                    description: |-
+                      Outdated is how many workloads run pods without this sidecar (admitted while the pod
+                      webhook was down) or with an older generation of it. A restart of the workload fixes them.
+                    format: int32
+                    type: integer
+                  outdatedWorkloads:
+                    description: |-
+                      OutdatedWorkloads names the first outdated workloads, sorted by namespace, kind and name;
+                      at most 10 (Outdated has the full count).
+                    items:
+                      description: OutdatedWorkload is a workload whose pods miss
+                        the current generation of a sidecar collector.
+                      properties:
+                        kind:
+                          description: Kind is Deployment, StatefulSet or DaemonSet.
+                          type: string
+                        name:
+                          description: Name is the workload's name.
+                          type: string
+                        namespace:
+                          description: Namespace is the workload's namespace.
+                          type: string
+                        reason:
+                          description: |-
+                            Reason says why: NotInjected (pods without this sidecar, or injected before the operator
+                            recorded generations), Outdated (pods carry an older generation of it), RollingOut (a
+                            rollout is replacing them) or RestartDidNotInject (the operator restarted the workload for
+                            this generation and its new pods still lack it: look at the pod webhook).
+                          type: string
+                      required:
+                      - kind
+                      - name
+                      - namespace
+                      - reason
+                      type: object
+                    maxItems: 10
+                    type: array
+                required:
+                - current
+                - outdated
                 type: object
               version:
                 description: |-
