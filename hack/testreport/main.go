@@ -7,6 +7,7 @@
 //	                                   print the phase and suite tables; fail unless the contract holds
 //	testreport readme -phases F -label L README.md
 //	                                   put the phase table of a run into README's time table
+//	testreport stamp                   set tracked files' modification times from their content (CI's fresh clones)
 //
 // The contract: every suite of the required list (hack/testreport/required.txt) ran at least one
 // test, failed none, and skipped none unless OTELOP_ALLOW_SKIP names it. `go test` prints "ok" for a
@@ -43,6 +44,12 @@ func main() {
 		ok, err = runSummary(os.Args[2:])
 	case "readme":
 		err = runReadme(os.Args[2:])
+	case "stamp":
+		var n int
+		n, err = stamp(".")
+		if err == nil {
+			fmt.Printf("stamped %d files' modification times from their content\n", n)
+		}
 	default:
 		usage()
 	}
@@ -56,7 +63,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: testreport split|digest|tee|summary|readme ... (see the package comment: go doc ./hack/testreport)")
+	fmt.Fprintln(os.Stderr, "usage: testreport split|digest|tee|summary|readme|stamp ... (see the package comment: go doc ./hack/testreport)")
 	os.Exit(2)
 }
 
