@@ -41,7 +41,9 @@ const (
 	// controller of each run takes it too, so each case of one test process has its own.
 	providerName = "otel-operator"
 	// chartVersion is the version the chart is pushed with, the OCI tag and OtelOperator.spec.version.
-	chartVersion   = "1.0.0"
+	chartVersion = "1.0.0"
+	// upgradeVersion is the version our chart's case changes spec.version to in place.
+	upgradeVersion = "1.1.0"
 	tenant, cpName = "tenant", "my-cp"
 	userNamespace  = "team-a"
 )
@@ -115,6 +117,7 @@ func wholeSystem(t *testing.T, c systemCase) {
 		world      *simprovider.World
 		sc         *simcluster.Cluster
 		chartURL   string
+		registry   string
 		platformNS string
 		key        = client.ObjectKey{Namespace: tenant, Name: cpName}
 		id         = instance.ID(tenant, cpName)
@@ -160,7 +163,8 @@ func wholeSystem(t *testing.T, c systemCase) {
 
 	registryCA := testenv.NewCA(t, "registry CA")
 	step("registry: HTTPS with a private CA; our chart, packaged as `make chart` does, pushed with the Helm SDK", func(t *testing.T) {
-		chartURL = pushChart(t, startRegistry(top, registryCA), registryCA, c.chartDir, chartVersion)
+		registry = startRegistry(top, registryCA)
+		chartURL = pushChart(t, registry, registryCA, c.chartDir, chartVersion)
 	})
 
 	step("flux: source-controller and helm-controller healthy against the platform API server", func(t *testing.T) {
@@ -353,6 +357,25 @@ func wholeSystem(t *testing.T, c systemCase) {
 		// workload cluster the operator's pod runs in.
 		g.Expect(wl.Get(ctx, client.ObjectKey{Name: userNamespace}, &corev1.Namespace{})).To(Satisfy(apierrors.IsNotFound))
 	})
+
+	if c.kind == ourOperator {
+		step("in-place spec.version upgrade: Ready only once both releases run the new chart, the CRDs release's upgrade first", func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(pushChart(t, registry, registryCA, c.chartDir, upgradeVersion)).To(Equal(chartURL))
+			updateProviderConfig(g, ctx, pc, c.provider, func(cfg *spv1alpha1.ProviderConfig) {
+				v := cfg.Spec.Versions[0]
+				v.Version = upgradeVersion
+				cfg.Spec.Versions = append(cfg.Spec.Versions, v)
+			})
+			upgrade{world: world, key: key, platformNS: platformNS, from: chartVersion, to: upgradeVersion}.run(t, ctx)
+			g.Eventually(func(g Gomega) {
+				dep := operatorDeployment(g, ctx, wl, wlNS)
+				g.Expect(manager(g, dep).Image).To(HaveSuffix(":" + upgradeVersion))
+				g.Expect(dep.Status.UpdatedReplicas).To(Equal(dep.Status.Replicas))
+				g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
+			}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		})
+	}
 
 	step("deletion: blocked while the collector exists, completes after; CRDs and a user ConfigMap stay", func(t *testing.T) {
 		g := NewWithT(t)

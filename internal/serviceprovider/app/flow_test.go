@@ -256,6 +256,10 @@ func TestServiceProvider(t *testing.T) {
 		expectReadyWithFlux(t, ctx, key, platformNS, "")
 	})
 
+	t.Run("an in-place version change is Ready only once both releases run the new chart", func(t *testing.T) {
+		testVersionChange(t, ctx, key, platformNS)
+	})
+
 	t.Run("the provider's CP credentials: the operator's token and namespace only", func(t *testing.T) {
 		testProviderCPRights(t, ctx, platformNS, name)
 	})

@@ -118,8 +118,12 @@ func markFluxReady(g Gomega, ctx context.Context, ns string) {
 	}
 	var repos sourcev1.OCIRepositoryList
 	g.Expect(c.List(ctx, &repos, client.InNamespace(ns))).To(Succeed())
+	tags := map[string]string{}
 	for i := range repos.Items {
 		r := &repos.Items[i]
+		if r.Spec.Reference != nil {
+			tags[r.Name] = r.Spec.Reference.Tag
+		}
 		if !done(r.Status.Conditions, r.Generation) {
 			r.Status.Conditions = ready(r.Generation)
 			g.Expect(c.Status().Update(ctx, r)).To(Succeed())
@@ -129,10 +133,28 @@ func markFluxReady(g Gomega, ctx context.Context, ns string) {
 	g.Expect(c.List(ctx, &hrs, client.InNamespace(ns))).To(Succeed())
 	for i := range hrs.Items {
 		h := &hrs.Items[i]
-		if !done(h.Status.Conditions, h.Generation) {
+		// As helm-controller records a chart from an OCIRepository: the tag's version with the
+		// artifact digest's first 12 hex digits as build metadata.
+		version := ""
+		if h.Spec.ChartRef != nil {
+			version = tags[h.Spec.ChartRef.Name] + "+0123456789ab"
+		}
+		latest := h.Status.History.Latest()
+		if !done(h.Status.Conditions, h.Generation) || latest == nil || latest.ChartVersion != version {
 			h.Status.Conditions = ready(h.Generation)
+			h.Status.History = helmv2.Snapshots{deployedSnapshot(h, version)}
 			g.Expect(c.Status().Update(ctx, h)).To(Succeed())
 		}
+	}
+}
+
+// deployedSnapshot is the history entry helm-controller writes for a deployed release of h.
+func deployedSnapshot(h *helmv2.HelmRelease, chartVersion string) *helmv2.Snapshot {
+	now := metav1.Now()
+	return &helmv2.Snapshot{
+		Name: h.GetReleaseName(), Namespace: h.GetReleaseNamespace(), Version: 1, Status: "deployed",
+		ChartName: "opentelemetry-kube-stack", ChartVersion: chartVersion, Digest: "sha256:0", ConfigDigest: "sha256:0",
+		FirstDeployed: now, LastDeployed: now,
 	}
 }
 

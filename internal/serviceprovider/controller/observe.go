@@ -15,6 +15,7 @@ import (
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
 	"github.com/otelop/otelop/internal/serviceprovider/apireconciler"
+	"github.com/otelop/otelop/internal/serviceprovider/flux"
 	"github.com/otelop/otelop/internal/serviceprovider/instance"
 )
 
@@ -26,10 +27,16 @@ type tracked struct {
 	kind     string
 	location spv1alpha1.Location
 	flux     bool
+	// version is the chart version a HelmRelease must run to be ready (empty: not checked).
+	version string
 }
 
 // managed lists every resource of the instance, in the order they are made.
 func managed(cc apireconciler.ClusterContext, platform client.Client, name, id, platformNS string, in *resolved) []tracked {
+	version := ""
+	if in != nil {
+		version = in.version.Version
+	}
 	wlNS := instance.WorkloadNamespace(id)
 	cp, wl := cc.MCP.Client(), cc.Workload.Client()
 	objMeta := func(n, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: n, Namespace: ns} }
@@ -59,8 +66,8 @@ func managed(cc apireconciler.ClusterContext, platform client.Client, name, id, 
 	}
 	return append(out,
 		tracked{c: platform, obj: &sourcev1.OCIRepository{ObjectMeta: objMeta(instance.OCIRepositoryName(name), platformNS)}, group: sourcev1.GroupVersion.Group, kind: sourcev1.OCIRepositoryKind, location: spv1alpha1.LocationPlatformCluster, flux: true},
-		tracked{c: platform, obj: &helmv2.HelmRelease{ObjectMeta: objMeta(instance.CRDsReleaseName(name), platformNS)}, group: helmv2.GroupVersion.Group, kind: helmv2.HelmReleaseKind, location: spv1alpha1.LocationPlatformCluster, flux: true},
-		tracked{c: platform, obj: &helmv2.HelmRelease{ObjectMeta: objMeta(instance.WorkloadReleaseName(name), platformNS)}, group: helmv2.GroupVersion.Group, kind: helmv2.HelmReleaseKind, location: spv1alpha1.LocationPlatformCluster, flux: true},
+		tracked{c: platform, obj: &helmv2.HelmRelease{ObjectMeta: objMeta(instance.CRDsReleaseName(name), platformNS)}, group: helmv2.GroupVersion.Group, kind: helmv2.HelmReleaseKind, location: spv1alpha1.LocationPlatformCluster, flux: true, version: version},
+		tracked{c: platform, obj: &helmv2.HelmRelease{ObjectMeta: objMeta(instance.WorkloadReleaseName(name), platformNS)}, group: helmv2.GroupVersion.Group, kind: helmv2.HelmReleaseKind, location: spv1alpha1.LocationPlatformCluster, flux: true, version: version},
 	)
 }
 
@@ -80,6 +87,9 @@ func (s *Service) observe(ctx context.Context, cc apireconciler.ClusterContext, 
 			r.Phase = spv1alpha1.ResourceTerminating
 		case t.flux:
 			r.Phase, r.Message = fluxPhase(fluxConditions(t.obj), t.obj.GetGeneration())
+			if hr, ok := t.obj.(*helmv2.HelmRelease); ok && t.version != "" {
+				r.Phase, r.Message = releasePhase(hr, t.version, r.Phase, r.Message)
+			}
 		default:
 			r.Phase = spv1alpha1.ResourceReady
 		}
@@ -121,6 +131,26 @@ func fluxPhase(conds []metav1.Condition, generation int64) (spv1alpha1.ResourceP
 	default:
 		return spv1alpha1.ResourceProgressing, msg
 	}
+}
+
+// releasePhase narrows a HelmRelease's Flux phase to the chart version the OtelOperator asks
+// for: Ready only once the release's latest Helm release is deployed from that version. Flux's
+// Ready condition alone is no proof: after spec.version changes, it stays True for the old chart
+// until helm-controller has picked up the new artifact and started the upgrade.
+func releasePhase(hr *helmv2.HelmRelease, version string, phase spv1alpha1.ResourcePhase, msg string) (spv1alpha1.ResourcePhase, string) {
+	if phase != spv1alpha1.ResourceReady {
+		return phase, msg
+	}
+	installed, deployed := flux.InstalledChartVersion(hr)
+	switch {
+	case installed == "":
+		return spv1alpha1.ResourceProgressing, fmt.Sprintf("installing chart version %s", version)
+	case !flux.ChartVersionMatches(installed, version):
+		return spv1alpha1.ResourceProgressing, fmt.Sprintf("upgrading to chart version %s (installed %s)", version, installed)
+	case !deployed:
+		return spv1alpha1.ResourceProgressing, fmt.Sprintf("chart version %s is not deployed yet", version)
+	}
+	return phase, msg
 }
 
 // failedRelease describes the first HelmRelease Flux gave up on (phase Failed: Stalled), if any.

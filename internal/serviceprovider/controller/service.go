@@ -49,7 +49,7 @@ func (s *Service) now() time.Time {
 }
 
 // CreateOrUpdate runs the seven steps: Progressing, control-plane access, pull secrets and CA
-// bundles, OCIRepository, the CRDs release, the workload release, status of every resource.
+// bundles, the CRDs release, the workload release, OCIRepository, status of every resource.
 func (s *Service) CreateOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperator, cfg *spv1alpha1.ProviderConfig, cc apireconciler.ClusterContext) (ctrl.Result, error) {
 	if obj.Status.Phase == "" || obj.Status.Phase == spv1alpha1.PhaseTerminating {
 		apireconciler.Progressing(obj, spv1alpha1.ReasonReconciling, "reconciling")
@@ -153,7 +153,11 @@ func (s *Service) createOrUpdate(ctx context.Context, obj *spv1alpha1.OtelOperat
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}
 	}
-	for _, o := range []client.Object{flux.OCIRepository(fin), crds, workload} {
+	// The releases go first: a new spec.version changes the workload release's dependency
+	// expression (flux.CRDsReleaseReadyExpr) before the OCIRepository's tag, so that
+	// helm-controller, when the new artifact arrives, finds the workload release already waiting
+	// for the CRDs release to run the new version instead of upgrading both at once.
+	for _, o := range []client.Object{crds, workload, flux.OCIRepository(fin)} {
 		if err := applyOwned(ctx, s.Platform, o, id, "platform cluster"); err != nil {
 			return ctrl.Result{}, fmt.Errorf("platform cluster: %w", err)
 		}

@@ -114,7 +114,9 @@ func WorkloadRelease(in Inputs) *helmv2.HelmRelease {
 	// its name: it lives in the tenant's own control plane, and renaming it would make
 	// helm-controller uninstall the old release, and with it the CRDs.)
 	hr.Spec.ReleaseName = instance.WorkloadHelmReleaseName(in.InstanceID)
-	hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: instance.CRDsReleaseName(in.Name)}}
+	// The CRDs of a version are in the control plane before its operator runs: helm-controller
+	// upgrades this release only once the CRDs release runs in.Version (CRDsReleaseReadyExpr).
+	hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: instance.CRDsReleaseName(in.Name), ReadyExpr: CRDsReleaseReadyExpr(in.Version)}}
 	hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: append([]kustomize.Patch{{
 		Patch: OperatorPatch(in.CABundle),
 		Target: &kustomize.Selector{
