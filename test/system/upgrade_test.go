@@ -149,12 +149,12 @@ func (u upgrade) run(t *testing.T, ctx context.Context) {
 	g.Expect(leftReady).To(BeTrue(), "the OtelOperator never left Ready for the new generation")
 	g.Expect(held).To(BeTrue(), "helm-controller never held the workload release for the CRDs release (DependencyNotReady, readyExpr)")
 
-	// Helm's storage: the CRDs release's new revision (in the CP) was final before the workload
-	// release's new revision (in the workload cluster) was created.
+	// Helm's storage times, logged only: the order is proved by the polled reads above (history
+	// only moves forward) and the observed hold. modifiedAt (set by helm-controller when it
+	// updates a release) did not line up with the step's own timing in one run, so it is no proof.
 	crdsDone := u.storageSecret(g, ctx, u.world.CP.Client, crds, "modifiedAt")
 	wlBegan := u.storageSecret(g, ctx, u.world.Workload.Client, wl, "")
-	t.Logf("CRDs release revision %d deployed at %s; workload release revision %d began at %s", crds.Version, crdsDone, wl.Version, wlBegan)
-	g.Expect(wlBegan).NotTo(BeTemporally("<", crdsDone), "the workload release's upgrade began before the CRDs release's had finished")
+	t.Logf("Helm storage: CRDs release revision %d modifiedAt %s; workload release revision %d created %s", crds.Version, crdsDone, wl.Version, wlBegan)
 }
 
 // storageSecret is a time of the Helm storage Secret of release s: its creation (Helm creates it
