@@ -25,3 +25,7 @@ func TestLeaderElectionAndCertificateInOperatorNamespace(t *testing.T) {
 
 // TestReadinessIncludesTheWebhookServer: the shipped readiness probe checks the webhook server.
 func TestReadinessIncludesTheWebhookServer(t *testing.T) { op.ReadinessIncludesTheWebhookServer(t) }
+
+// TestPodWebhookSkipsSystemNamespaces: the shipped pod webhook is not called for pods in
+// kube-system or the operator's namespace, and still injects elsewhere.
+func TestPodWebhookSkipsSystemNamespaces(t *testing.T) { op.PodWebhookSkipsSystemNamespaces(t) }

@@ -44,6 +44,7 @@ func (op *Operator) Scenarios() []Scenario {
 		{"MetricsNeedTheReaderRole", op.MetricsNeedTheReaderRole},
 		{"LeaderElectionAndCertificateInOperatorNamespace", op.LeaderElectionAndCertificateInOperatorNamespace},
 		{"ReadinessIncludesTheWebhookServer", op.ReadinessIncludesTheWebhookServer},
+		{"PodWebhookSkipsSystemNamespaces", op.PodWebhookSkipsSystemNamespaces},
 	}
 }
 
