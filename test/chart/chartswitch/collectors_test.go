@@ -194,9 +194,17 @@ func probe(t *testing.T, name string) []string {
 	t.Helper()
 	ctx := context.Background()
 	col := collector(t, probeNS, name, "deployment")
-	if err := env.Client.Create(ctx, col); err != nil {
-		t.Fatalf("creating probe collector %s (through the operator's webhooks): %v", name, err)
-	}
+	// Through the operator's webhooks: until the endpoint controller lists the new operator pod
+	// behind the webhook Service, the API server answers "no endpoints available"; that (and only
+	// that) is waited out.
+	poll(t, "creating probe collector "+name+" through the operator's webhooks", func(ctx context.Context) (bool, error) {
+		err := env.Client.Create(ctx, col.DeepCopy())
+		if err != nil && strings.Contains(err.Error(), "no endpoints available") {
+			t.Logf("creating probe collector %s: %v (retrying)", name, err)
+			return false, nil
+		}
+		return err == nil, err
+	})
 	dep := &appsv1.Deployment{}
 	poll(t, "the probe collector's Deployment", func(ctx context.Context) (bool, error) {
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: probeNS, Name: name + "-collector"}, dep)
