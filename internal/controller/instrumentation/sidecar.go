@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -263,18 +262,9 @@ func SidecarTransition(old, new *v1beta1.SidecarWorkloads) *Event {
 	}
 	names := make([]string, 0, len(new.OutdatedWorkloads))
 	for _, p := range new.OutdatedWorkloads {
-		names = append(names, fmt.Sprintf("%s %s/%s (%s)", p.Kind, p.Namespace, p.Name, p.Reason))
+		names = append(names, workloadName(p.Kind, p.Namespace, p.Name, p.Reason))
 	}
-	more := ""
-	if n := int(new.Outdated) - len(names); n > 0 {
-		more = fmt.Sprintf(" and %d more", n)
-	}
-	note := fmt.Sprintf("%d workload(s) ask for this sidecar but run pods without its current generation: %s%s. "+
-		"Restart them (kubectl rollout restart), or annotate this collector %s=true to let the operator do it",
-		new.Outdated, strings.Join(names, ", "), more, RestartOptInAnnotation)
-	if len(note) > 1000 {
-		note = note[:997] + "..."
-	}
+	note := workloadsNote(new.Outdated, names, "this sidecar", "without its current generation", "collector")
 	return &Event{Type: "Warning", Reason: EventSidecarsOutdated, Note: note}
 }
 

@@ -116,20 +116,31 @@ func sameWorkload(a, b v1alpha1.PendingWorkload) bool {
 	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
-// pendingNote says which workloads are pending and what to do about it (Event notes are at most
-// 1 KB).
+// pendingNote says which workloads are pending and what to do about it.
 func pendingNote(st *v1alpha1.InstrumentationWorkloads) string {
 	names := make([]string, 0, len(st.PendingWorkloads))
 	for _, p := range st.PendingWorkloads {
-		names = append(names, fmt.Sprintf("%s %s/%s (%s)", p.Kind, p.Namespace, p.Name, p.Reason))
+		names = append(names, workloadName(p.Kind, p.Namespace, p.Name, p.Reason))
 	}
+	return workloadsNote(st.Pending, names, "this instrumentation", "admitted without it", "Instrumentation")
+}
+
+// workloadName is how an Event note names a workload.
+func workloadName(kind, namespace, name, reason string) string {
+	return fmt.Sprintf("%s %s/%s (%s)", kind, namespace, name, reason)
+}
+
+// workloadsNote is the Warning note for total workloads that ask for what but run pods lacking
+// it, naming the first (names) and how to restart them (annotating the owner kind). Event notes
+// are at most 1 KB.
+func workloadsNote(total int32, names []string, what, lacking, owner string) string {
 	more := ""
-	if n := int(st.Pending) - len(names); n > 0 {
+	if n := int(total) - len(names); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	note := fmt.Sprintf("%d workload(s) ask for this instrumentation but run pods admitted without it: %s%s. "+
-		"Restart them (kubectl rollout restart), or annotate this Instrumentation %s=true to let the operator do it",
-		st.Pending, strings.Join(names, ", "), more, RestartOptInAnnotation)
+	note := fmt.Sprintf("%d workload(s) ask for %s but run pods %s: %s%s. "+
+		"Restart them (kubectl rollout restart), or annotate this %s %s=true to let the operator do it",
+		total, what, lacking, strings.Join(names, ", "), more, owner, RestartOptInAnnotation)
 	if len(note) > 1000 {
 		note = note[:997] + "..."
 	}
