@@ -32,6 +32,8 @@ var kinds = []struct {
 // status the operator reports beyond upstream, and security settings upstream lacks. Each is documented in docs/differences.md.
 var additions = map[string][]string{
 	"v1alpha1.Instrumentation": {"status.workloads"}, // the catch-up controller's workload counts
+	// The catch-up controller's counts of workloads running an outdated or missing sidecar.
+	"v1beta1.OpenTelemetryCollector": {"status.sidecars"},
 	// The bridge's proxy TLS, token and message limit, and its namespace scoping.
 	"v1alpha1.OpAMPBridge": {"spec.proxyServer", "spec.namespaces"},
 }
