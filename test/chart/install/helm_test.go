@@ -130,7 +130,9 @@ func uninstall(t *testing.T, op *installtest.Operator, releases map[string]strin
 			}
 		}
 	}
-	poll(t, "CRDs deleted", func(ctx context.Context) (bool, error) {
+	// The API server's CRD finalizer removes the custom resources first; under load it was seen
+	// retrying "storage is (re)initializing" for over 90 s, so this wait is longer.
+	pollFor(t, "CRDs deleted", 4*time.Minute, func(ctx context.Context) (bool, error) {
 		if err := k8s.List(ctx, crds); err != nil {
 			return false, nil
 		}
@@ -145,7 +147,13 @@ func uninstall(t *testing.T, op *installtest.Operator, releases map[string]strin
 
 func poll(t *testing.T, what string, cond wait.ConditionWithContextFunc) {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, cond); err != nil {
+	pollFor(t, what, 90*time.Second, cond)
+}
+
+// pollFor polls cond every 200 ms until it holds, failing the test after timeout.
+func pollFor(t *testing.T, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
