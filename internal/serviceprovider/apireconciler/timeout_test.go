@@ -19,8 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
 )
@@ -118,11 +116,7 @@ func TestUnreachableControlPlanesDoNotStallOthers(t *testing.T) {
 	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
 	c := env.Client
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	g.Expect(err).NotTo(HaveOccurred())
-	platform, err := cluster.New(env.Config, func(o *cluster.Options) { o.Scheme = scheme })
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(mgr.Add(platform)).To(Succeed())
+	mgr, platform := startManager(g, env, scheme)
 	bad := &rest.Config{Host: blackHole(t), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	const workers, poll = 2, 5 * time.Second
 	// Another name than the other manager tests': controller names are unique per process.
@@ -164,7 +158,7 @@ func TestUnreachableControlPlanesDoNotStallOthers(t *testing.T) {
 	}
 	// The unreachable ones fail on the request timeout, not the reconcile timeout.
 	for i := range workers {
-		g.Eventually(ready("unreachable-"+string(rune('a'+i)))).WithTimeout(30*time.Second).Should(And(
+		g.Eventually(ready("unreachable-" + string(rune('a'+i)))).WithTimeout(30 * time.Second).Should(And(
 			HaveField("Reason", ReasonReconcileError), HaveField("Message", ContainSubstring("Client.Timeout exceeded"))))
 	}
 	// While they keep failing and retrying, the reachable tenant is reconciled again (a new
@@ -172,7 +166,7 @@ func TestUnreachableControlPlanesDoNotStallOthers(t *testing.T) {
 	for range 2 {
 		before := ready("fine")(g).Message
 		start := time.Now()
-		g.Eventually(ready("fine")).WithTimeout(poll+2*time.Second).WithPolling(100*time.Millisecond).Should(And(
+		g.Eventually(ready("fine")).WithTimeout(poll + 2*time.Second).WithPolling(100 * time.Millisecond).Should(And(
 			HaveField("Status", metav1.ConditionTrue), HaveField("Message", Not(Equal(before)))))
 		t.Logf("reachable tenant reconciled again after %s", time.Since(start).Round(time.Millisecond))
 	}

@@ -13,12 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	spv1alpha1 "github.com/otelop/otelop/api/serviceprovider/v1alpha1"
+	"github.com/otelop/otelop/internal/testenv"
 )
 
 // grantedAccess is cluster access that is always granted (the clusters are never used here).
@@ -76,11 +78,7 @@ func TestUnreachableClusterDoesNotHoldUpOthers(t *testing.T) {
 	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
 	c := env.Client
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	g.Expect(err).NotTo(HaveOccurred())
-	platform, err := cluster.New(env.Config, func(o *cluster.Options) { o.Scheme = scheme })
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(mgr.Add(platform)).To(Succeed())
+	mgr, platform := startManager(g, env, scheme)
 	svc := hangingService{started: make(chan struct{}, 1)}
 	const timeout = 8 * time.Second
 	ctl := New(Options[*spv1alpha1.OtelOperator, *spv1alpha1.ProviderConfig]{
@@ -121,4 +119,15 @@ func TestUnreachableClusterDoesNotHoldUpOthers(t *testing.T) {
 	// Without the timeout the hanging reconcile would never end.
 	g.Eventually(ready("unreachable")).WithTimeout(2 * timeout).WithPolling(200 * time.Millisecond).Should(And(
 		HaveField("Reason", ReasonReconcileError), HaveField("Message", ContainSubstring("context deadline exceeded"))))
+}
+
+// startManager is a manager on env (no metrics or probe servers) holding the platform cluster
+// the controller under test reads, as the provider's run does.
+func startManager(g Gomega, env *testenv.Env, scheme *runtime.Scheme) (ctrl.Manager, cluster.Cluster) {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	g.Expect(err).NotTo(HaveOccurred())
+	platform, err := cluster.New(env.Config, func(o *cluster.Options) { o.Scheme = scheme })
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mgr.Add(platform)).To(Succeed())
+	return mgr, platform
 }
