@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,9 +95,10 @@ func runScenarios(t *testing.T, names installtest.Names, skip map[string]string)
 
 // uninstall removes an install as a user would who then installs anew: every collector is deleted
 // while the operator still runs (it removes the cluster RBAC it made and its finalizer), the
-// operator stops, `helm uninstall` removes the releases, and the CRDs (which the chart keeps on
-// uninstall) are deleted by hand, as the chart's README says.
-func uninstall(t *testing.T, op *installtest.Operator, releases map[string]string) {
+// operator stops, `helm uninstall` removes the releases, and, with deleteCRDs, the CRDs (which the
+// chart keeps on uninstall) are deleted by hand, as the chart's README says, and uninstall waits
+// until they are gone so that the next install starts from an empty cluster.
+func uninstall(t *testing.T, op *installtest.Operator, releases map[string]string, deleteCRDs bool) {
 	t.Helper()
 	ctx := context.Background()
 	k8s := env.Client
@@ -119,6 +121,14 @@ func uninstall(t *testing.T, op *installtest.Operator, releases map[string]strin
 			t.Fatalf("helm uninstall %s: %v", name, err)
 		}
 	}
+	for name, ns := range releases {
+		if _, err := action.NewHistory(helmConfig(t, ns)).Run(name); err == nil {
+			t.Errorf("release %s/%s still has a history after helm uninstall", ns, name)
+		}
+	}
+	if !deleteCRDs {
+		return
+	}
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := k8s.List(ctx, crds); err != nil {
 		t.Fatal(err)
@@ -132,7 +142,7 @@ func uninstall(t *testing.T, op *installtest.Operator, releases map[string]strin
 	}
 	// The API server's CRD finalizer removes the custom resources first; under load it was seen
 	// retrying "storage is (re)initializing" for over 90 s, so this wait is longer.
-	pollFor(t, "CRDs deleted", 4*time.Minute, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := k8s.List(ctx, crds); err != nil {
 			return false, nil
 		}
@@ -143,6 +153,47 @@ func uninstall(t *testing.T, op *installtest.Operator, releases map[string]strin
 		}
 		return true, nil
 	})
+	if err != nil {
+		logStuckCRDs(t)
+		t.Fatalf("CRDs deleted: %v", err)
+	}
+}
+
+// logStuckCRDs logs, for each opentelemetry.io CRD still present, its finalizers and conditions
+// (the API server's CRD finalizer writes why it cannot finish into the Terminating condition) and
+// the custom resources left with their finalizers.
+func logStuckCRDs(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := env.Client.List(ctx, crds); err != nil {
+		t.Logf("listing CRDs: %v", err)
+		return
+	}
+	for _, c := range crds.Items {
+		if c.Spec.Group != "opentelemetry.io" {
+			continue
+		}
+		t.Logf("CRD %s: deletionTimestamp=%v finalizers=%v", c.Name, c.DeletionTimestamp, c.Finalizers)
+		for _, cond := range c.Status.Conditions {
+			t.Logf("  %s=%s %s: %s (%s)", cond.Type, cond.Status, cond.Reason, cond.Message, cond.LastTransitionTime)
+		}
+		for _, v := range c.Spec.Versions {
+			if !v.Storage {
+				continue
+			}
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion(c.Spec.Group + "/" + v.Name)
+			list.SetKind(c.Spec.Names.ListKind)
+			if err := env.Client.List(ctx, list); err != nil {
+				t.Logf("  listing %s: %v", c.Spec.Names.Plural, err)
+				continue
+			}
+			for _, o := range list.Items {
+				t.Logf("  left: %s/%s finalizers=%v deletionTimestamp=%v", o.GetNamespace(), o.GetName(), o.GetFinalizers(), o.GetDeletionTimestamp())
+			}
+		}
+	}
 }
 
 func poll(t *testing.T, what string, cond wait.ConditionWithContextFunc) {
