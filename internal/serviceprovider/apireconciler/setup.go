@@ -2,6 +2,7 @@ package apireconciler
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,14 +17,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// Watch is an extra platform-cluster kind whose changes re-enqueue every API object, e.g. the
-// Secrets and ConfigMaps in the provider's namespace that the service copies.
+// Watch is an extra platform-cluster kind whose changes re-enqueue API objects: every one, e.g.
+// for the Secrets and ConfigMaps in the provider's namespace that the service copies, or, with
+// OwnerLabel, only the one the changed object was made for, e.g. for the objects the service
+// creates and whose status it reports.
 type Watch struct {
 	// Object is an empty object of the kind.
 	Object client.Object
 	// Namespace limits the watch to one namespace; empty means all.
 	Namespace string
+	// OwnerLabel, when set, is a key of Options.Labels: a watched object carrying this label
+	// re-enqueues the API objects whose Options.Labels give it the same value (computed from the
+	// API object, not read from its labels, so a changed label misleads nothing); objects
+	// without it re-enqueue nothing.
+	OwnerLabel string
 }
+
+// ownerIndex is the cache index of the API objects by the value Options.Labels gives key.
+func ownerIndex(key string) string { return "apireconciler.owner-label." + key }
 
 // SetupWithManager registers the controller on the onboarding manager: For(T) there, plus the
 // configuration named after the provider and the extra watches on the platform cluster's cache.
@@ -35,20 +46,31 @@ func (c *Controller[T, C]) SetupWithManager(mgr ctrl.Manager, platform cluster.C
 			ctrl.LoggerFrom(ctx).Error(err, "listing objects to re-enqueue")
 			return nil
 		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(items))
-		for _, it := range items {
-			o, ok := it.(client.Object)
-			if !ok {
-				continue
-			}
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
-		}
-		return out
+		return requests(list)
 	})
+	indexed := map[string]bool{}
+	for _, w := range watches {
+		if w.OwnerLabel == "" || indexed[w.OwnerLabel] {
+			continue
+		}
+		if c.opts.Labels == nil {
+			return errors.New("a watch with OwnerLabel needs Options.Labels")
+		}
+		key := w.OwnerLabel
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), c.opts.NewObject(), ownerIndex(key), func(o client.Object) []string {
+			obj, ok := o.(T)
+			if !ok {
+				return nil
+			}
+			if v := c.opts.Labels(obj)[key]; v != "" {
+				return []string{v}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		indexed[key] = true
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(c.opts.ProviderName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
@@ -60,10 +82,46 @@ func (c *Controller[T, C]) SetupWithManager(mgr ctrl.Manager, platform cluster.C
 			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == c.opts.ProviderName })))
 	for _, w := range watches {
 		ns := w.Namespace
-		b = b.WatchesRawSource(source.Kind(platform.GetCache(), w.Object, all,
+		h := all
+		if w.OwnerLabel != "" {
+			h = owners(mgr.GetClient(), newList, w.OwnerLabel)
+		}
+		b = b.WatchesRawSource(source.Kind(platform.GetCache(), w.Object, h,
 			predicate.NewPredicateFuncs(func(o client.Object) bool { return ns == "" || o.GetNamespace() == ns })))
 	}
 	return b.Complete(c)
+}
+
+// owners maps an object to the API objects (listed from the manager's cache by ownerIndex) that
+// its label key names.
+func owners(cl client.Client, newList func() client.ObjectList, key string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		v := o.GetLabels()[key]
+		if v == "" {
+			return nil
+		}
+		list := newList()
+		if err := cl.List(ctx, list, client.MatchingFields{ownerIndex(key): v}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the objects a watched object belongs to", "label", key, "value", v)
+			return nil
+		}
+		return requests(list)
+	})
+}
+
+// requests are reconcile requests for the items of list.
+func requests(list client.ObjectList) []reconcile.Request {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(items))
+	for _, it := range items {
+		if o, ok := it.(client.Object); ok {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
+	}
+	return out
 }
 
 // deletionPredicate passes updates of objects being deleted (their generation does not change when

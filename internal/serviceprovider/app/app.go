@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -225,10 +226,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	platform, err := cluster.New(o.Platform, func(co *cluster.Options) {
 		co.Scheme = scheme
-		// Only the provider's namespace is watched for the sources it copies.
+		// Only the provider's namespace is watched for the sources it copies, and only its own
+		// Flux objects (in every tenant namespace) for their status.
+		ours := labels.SelectorFromSet(labels.Set{instance.ManagedByLabel: instance.ManagedByValue})
 		co.Cache.ByObject = map[client.Object]cache.ByObject{
-			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{o.PodNamespace: {}}},
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.PodNamespace: {}}},
+			&corev1.Secret{}:          {Namespaces: map[string]cache.Config{o.PodNamespace: {}}},
+			&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{o.PodNamespace: {}}},
+			&helmv2.HelmRelease{}:     {Label: ours},
+			&sourcev1.OCIRepository{}: {Label: ours},
 		}
 	})
 	if err != nil {
@@ -265,6 +270,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := ctl.SetupWithManager(mgr, platform, func() client.ObjectList { return &spv1alpha1.OtelOperatorList{} },
 		apireconciler.Watch{Object: &corev1.Secret{}, Namespace: o.PodNamespace},
 		apireconciler.Watch{Object: &corev1.ConfigMap{}, Namespace: o.PodNamespace},
+		// Flux's status changes reach the OtelOperator they belong to at once; the poll
+		// interval stays as the safety net.
+		apireconciler.Watch{Object: &helmv2.HelmRelease{}, OwnerLabel: instance.InstanceLabel},
+		apireconciler.Watch{Object: &sourcev1.OCIRepository{}, OwnerLabel: instance.InstanceLabel},
 	); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
 	}

@@ -256,6 +256,10 @@ func TestServiceProvider(t *testing.T) {
 		expectReadyWithFlux(t, ctx, key, platformNS, "")
 	})
 
+	t.Run("Flux status changes are watched, not waited for at the poll interval", func(t *testing.T) {
+		testFluxWatched(t, ctx, key, platformNS, cfg)
+	})
+
 	t.Run("an in-place version change is Ready only once both releases run the new chart", func(t *testing.T) {
 		testVersionChange(t, ctx, key, platformNS)
 	})
