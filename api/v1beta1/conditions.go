@@ -15,6 +15,10 @@ const (
 	// ConditionStalled says the operator has stopped making progress and needs a change to
 	// continue.
 	ConditionStalled = "Stalled"
+	// ConditionRolledBack says the current generation was rolled back to the last Ready one
+	// (automatic rollback, an addition of ours; see docs/rollback.md): True while the operator
+	// holds the collector there, that is until the spec changes.
+	ConditionRolledBack = "RolledBack"
 )
 
 // Condition reasons. Reasons are CamelCase and say why a condition has its status; messages carry
@@ -83,4 +87,9 @@ const (
 	// ReasonUnmanaged: Ready=Unknown; managementState is unmanaged and the operator does not
 	// touch the resource.
 	ReasonUnmanaged = "Unmanaged"
+	// ReasonRolledBack: Ready=False and RolledBack=True; the current generation's pods crash-looped,
+	// could not start or were not available within the deadline, and the operator restored the
+	// last Ready generation's objects (automatic rollback, opt-in). The message names the failing
+	// generation, the pod, the container and the error. It holds until the spec changes.
+	ReasonRolledBack = "RolledBack"
 )

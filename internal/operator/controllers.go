@@ -46,6 +46,7 @@ func setupControllers(mgr ctrl.Manager, o Options, base collector.Options, shard
 		Capabilities: detector.Current,
 		Version:      base.CollectorVersion,
 		StatusWrites: statuswrite.New(o.StatusCoalesceWindow),
+		Rollback:     o.Rollback,
 		Build: func(otelcol *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities) ([]client.Object, error) {
 			return collector.Build(*otelcol, withCapabilities(base, caps))
 		},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	collectorctrl "github.com/otelop/otelop/internal/controller/collector"
 	"github.com/otelop/otelop/internal/controller/owned"
 	"github.com/otelop/otelop/internal/controller/statuswrite"
 	"github.com/otelop/otelop/internal/manifests/collector"
@@ -55,6 +56,9 @@ type Options struct {
 	// RestartPendingWorkloads lets the catch-up controller restart pending workloads of every
 	// Instrumentation (not only those annotated otelop.io/restart-pending-workloads=true).
 	RestartPendingWorkloads bool
+	// Rollback are the collectors' automatic rollback settings (--collector-auto-rollback,
+	// --collector-rollback-deadline).
+	Rollback collectorctrl.RollbackOptions
 	// WorkloadRestartsPerMinute bounds the catch-up controller's restarts.
 	WorkloadRestartsPerMinute int
 	// InstrumentationScanPageSize is the Limit of the catch-up controller's list requests.
@@ -114,6 +118,7 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 16,
 		FIPSDisabledComponents:  "uppercase",
 		StatusCoalesceWindow:    statuswrite.DefaultWindow,
+		Rollback:                collectorctrl.RollbackOptions{Deadline: collectorctrl.DefaultRollbackDeadline},
 		Certs:                   certs.DefaultOptions(),
 
 		AutoInstrumentationImages: webhookinst.DefaultImages(),
@@ -184,6 +189,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 			"When set, the pod webhook refuses every caller without such a certificate (conversion and the other admission webhooks accept either). Read at start-up.")
 	bindAutoInstrumentationImageFlags(fs, &o.AutoInstrumentationImages)
 	o.Instrumentation.BindFlags(fs)
+	bindRollbackFlags(fs, &o.Rollback)
 	fs.DurationVar(&o.InstrumentationScanInterval, "instrumentation-scan-interval", o.InstrumentationScanInterval,
 		"How often to look for Deployments, StatefulSets and DaemonSets that ask for auto-instrumentation but run pods admitted without it (reported in each Instrumentation's status.workloads; also after every Instrumentation change). Reads pods as metadata, page by page, only in namespaces with an Instrumentation or an inject annotation. 0 disables it.")
 	fs.BoolVar(&o.RestartPendingWorkloads, "restart-pending-workloads", o.RestartPendingWorkloads,

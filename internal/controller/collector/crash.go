@@ -54,6 +54,8 @@ const maxKubeletMessage = 500
 // stuckReasons).
 type podCrash struct {
 	pod, container string
+	// created is when the pod was created.
+	created time.Time
 	// init is true for an init container (native sidecars included).
 	init bool
 	// reason is the condition reason: v1beta1.ReasonCrashLoopBackOff or a value of stuckReasons.
@@ -167,7 +169,7 @@ func crashOf(pods []corev1.Pod) *podCrash {
 		}{{true, p.Status.InitContainerStatuses, p.Spec.InitContainers}, {false, p.Status.ContainerStatuses, p.Spec.Containers}} {
 			for _, s := range set.statuses {
 				if c := containerCrash(s, set.specs); c != nil {
-					c.pod, c.init = p.Name, set.init
+					c.pod, c.init, c.created = p.Name, set.init, p.CreationTimestamp.Time
 					return c
 				}
 			}

@@ -103,6 +103,9 @@ func (r *Reconciler) prune(ctx context.Context, otelcol *v1beta1.OpenTelemetryCo
 func (r *Reconciler) staleObjects(ctx context.Context, otelcol *v1beta1.OpenTelemetryCollector, desired []client.Object, existing apply.Objects) ([]client.Object, error) {
 	var stale, oldConfigs []client.Object
 	for _, o := range apply.Stale(desired, existing) {
+		if isLastReadyRecord(o, otelcol) {
+			continue // the automatic rollback's record (rollback.go), not a config version
+		}
 		if gvk := apply.KeyOf(o).GVK; gvk.Kind == "ConfigMap" && gvk.Group == "" {
 			oldConfigs = append(oldConfigs, o)
 			continue

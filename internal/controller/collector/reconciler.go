@@ -64,7 +64,10 @@ type Reconciler struct {
 	Version string
 	// StatusWrites coalesces transitional status writes (a rollout in progress) per collector;
 	// nil means statuswrite.DefaultWindow.
-	StatusWrites  *statuswrite.Coalescer
+	StatusWrites *statuswrite.Coalescer
+	// Rollback are the operator-wide automatic rollback settings (rollback.go); each collector
+	// can turn it on or off with AutoRollbackAnnotation.
+	Rollback      RollbackOptions
 	coalescerOnce sync.Once
 	// pods throttles the reads of collectors' pods (see podReadInterval).
 	pods podChecks
@@ -110,40 +113,123 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	caps := r.Capabilities()
+	autoRollback := r.Rollback.enabledFor(otelcol)
+	var rec *lastReady
+	if autoRollback {
+		var err error
+		if rec, err = r.readLastReady(ctx, otelcol); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	held := rec != nil && heldAt(otelcol)
+	source := otelcol
+	if held { // rolled back: the last Ready generation's objects until the spec changes
+		source = rec.asOf(otelcol)
+	}
+	c, done, err := r.converge(ctx, otelcol, source, caps, true)
+	if done != nil {
+		return *done, err
+	}
+	version := upgrade.RecordedVersion(*otelcol, r.Version, c.upgradeChanges)
+	st := computeStatus(otelcol, c.desired, c.workload, version, c.applyErr, c.crash)
+	result := ctrl.Result{RequeueAfter: c.recheck}
+	switch {
+	case !autoRollback || c.applyErr != nil || c.workload == nil:
+		if !autoRollback && c.applyErr == nil {
+			if err := r.dropLastReady(ctx, otelcol, c.existing); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	case held:
+		st = rolledBackStatus(otelcol, st, meta.FindStatusCondition(otelcol.Status.Conditions, v1beta1.ConditionRolledBack).Message)
+	default:
+		cause, wait := rollbackCause(otelcol, rec, st, c.crash, r.Rollback.deadlineFor(otelcol), time.Now())
+		switch {
+		case cause != "":
+			msg := rollbackMessage(otelcol, rec, cause)
+			log.Info("rolling back to the last Ready generation", "generation", otelcol.Generation, "to", rec.generation, "cause", cause)
+			r.pods.forget(req.NamespacedName)
+			if c, done, err = r.converge(ctx, otelcol, rec.asOf(otelcol), caps, false); done != nil {
+				return *done, err
+			}
+			st = computeStatus(otelcol, c.desired, c.workload, version, c.applyErr, nil)
+			if c.applyErr == nil {
+				st = rolledBackStatus(otelcol, st, msg)
+				held = true
+			}
+			result.RequeueAfter = startingRecheck
+		case wait > 0:
+			result = requeueBy(result, wait)
+		case meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionReady) && (rec == nil || rec.generation != otelcol.Generation):
+			if err := r.recordLastReady(ctx, otelcol, c.existing); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	if !held {
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionRolledBack)
+	}
+	wait, err := r.updateStatus(ctx, otelcol, st, c.applyErr)
+	return requeueBy(result, wait), err
+}
+
+// convergence is what one pass of converge found and did.
+type convergence struct {
+	desired        []client.Object
+	existing       apply.Objects
+	upgradeChanges []upgrade.Change
+	workload       client.Object
+	crash          *podCrash
+	recheck        time.Duration
+	applyErr       error
+}
+
+// converge builds the objects of source (otelcol itself, or a copy with the last Ready
+// generation's spec), applies them as otelcol's, prunes what is no longer wanted and, with
+// readPods, reads the pods of a workload that is not available (podTrouble). A non-nil done ends
+// the reconcile with that result and err (the spec cannot be built, or an object belongs to
+// someone else: the status says so).
+func (r *Reconciler) converge(ctx context.Context, otelcol, source *v1beta1.OpenTelemetryCollector, caps autodetect.Capabilities, readPods bool) (c convergence, done *ctrl.Result, err error) {
+	log := ctrl.LoggerFrom(ctx)
 	// Upgrade routines migrate a copy: the user's stored spec is never rewritten.
-	migrated, upgradeChanges, upgradeErr := upgrade.Apply(*otelcol, otelcol.Status.Version, r.Version)
+	migrated, upgradeChanges, upgradeErr := upgrade.Apply(*source, otelcol.Status.Version, r.Version)
 	if upgradeErr != nil {
 		log.Info("not migrating the collector config", "reason", upgradeErr.Error())
 	}
+	c.upgradeChanges = upgradeChanges
 	desired, buildErr := r.Build(&migrated, caps)
 	if buildErr != nil {
-		return ctrl.Result{}, r.stalled(ctx, otelcol, buildErr)
+		return c, &ctrl.Result{}, r.stalled(ctx, otelcol, buildErr)
 	}
 	sortForApply(desired)
 	if needsFinalizer(desired) && !controllerutil.ContainsFinalizer(otelcol, Finalizer) {
 		patch := client.MergeFrom(otelcol.DeepCopy())
 		controllerutil.AddFinalizer(otelcol, Finalizer)
 		if err := r.Client.Patch(ctx, otelcol, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+			return c, &ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
 	setOwners(desired, otelcol)
+	c.desired = desired
 
 	existing, err := r.listOwned(ctx, otelcol, caps)
 	if err != nil {
-		return ctrl.Result{}, err
+		return c, &ctrl.Result{}, err
 	}
+	c.existing = existing
 	// Objects missing from existing are created (the applier's CreateMissing): a create fails on an
 	// object someone else made under the generated name, which is then refused (Adoptable).
 	changes, applyErr := r.Applier.ApplyStages(ctx, desired, existing, applyStage)
 	if conflict, ok := conflictOf(applyErr); ok {
-		return r.conflicted(ctx, otelcol, conflict)
+		res, err := r.conflicted(ctx, otelcol, conflict)
+		return c, &res, err
 	}
 	if applyErr == nil {
 		pruned, err := r.prune(ctx, otelcol, desired, existing)
 		changes = append(changes, pruned...)
 		applyErr = err
 	}
+	c.applyErr = applyErr
 	if len(changes.Changed()) > 0 {
 		log.Info("applied", "changes", changes.String())
 		r.Recorder.Eventf(otelcol, nil, "Normal", "Applied", "Apply", "%s", truncate(changes.String(), 1000))
@@ -152,15 +238,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				truncate(upgrade.Summary(upgradeChanges)+"; the stored spec was not changed: update it the same way (see docs/upgrade.md)", 1000))
 		}
 	}
-	workload := currentWorkload(desired, existing, changes)
-	var crash *podCrash
-	var result ctrl.Result
-	if applyErr == nil {
-		crash, result.RequeueAfter = r.podTrouble(ctx, otelcol, workload)
+	c.workload = currentWorkload(desired, existing, changes)
+	if applyErr == nil && readPods {
+		c.crash, c.recheck = r.podTrouble(ctx, otelcol, c.workload)
 	}
-	version := upgrade.RecordedVersion(*otelcol, r.Version, upgradeChanges)
-	wait, err := r.updateStatus(ctx, otelcol, computeStatus(otelcol, desired, workload, version, applyErr, crash), applyErr)
-	return requeueBy(result, wait), err
+	return c, nil, nil
 }
 
 // podTrouble reads the pods of a collector whose workload is not available, or is rolling out (a
