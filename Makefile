@@ -114,7 +114,7 @@ bench-shard: run-tools ## test/shard at 1,000 collectors (make test runs it at 1
 	OTELOP_SHARD_COLLECTORS=1000 go test -count=1 -v -timeout 30m ./test/shard
 
 .PHONY: bench-podwebhook
-bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency on the simulated cluster (~2 min; see bench/README.md).
+bench-podwebhook: cluster-tools build ## Benchmark the pod webhook's admission latency against a do-nothing webhook's (the floor) on the simulated cluster (~3 min; see bench/README.md).
 	go run ./bench/podwebhook --operator=bin/opentelemetry-operator
 
 ##@ Generated code

@@ -91,7 +91,11 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1, KeepDir: cfg.keep, Progress: say, APIServerArgs: []string{tracing}})
+	apiServerArgs := []string{tracing}
+	if cfg.cpuProfile != "" {
+		apiServerArgs = append(apiServerArgs, "--profiling=true") // simcluster turns it off
+	}
+	c, err := simcluster.Start(ctx, simcluster.Options{Nodes: 1, KeepDir: cfg.keep, Progress: say, APIServerArgs: apiServerArgs})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func printReport(out map[arm]map[string]*sample, hist map[arm]histogram, cfg con
 			ratio(o50, f50), ratio(o99, f99), o.mutated, len(o.creates))
 	}
 	fmt.Println()
-	fmt.Println("The same calls up to the span's \"Request completed\" event (request encoded, sent over HTTPS, answered), without decoding the answer and applying the patch:")
+	fmt.Println("The same calls up to the span's \"Request completed\" event (request encoded, sent over HTTPS, answered, answer decoded), without checking the answer and applying the patch:")
 	fmt.Println()
 	fmt.Println("| case | floor p50 | floor p99 | ours p50 | ours p99 | p50 ours/floor | p99 ours/floor |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")

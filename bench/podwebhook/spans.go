@@ -28,7 +28,7 @@ type spanInfo struct {
 	webhook   string // the webhook attribute of a webhook call
 	start     time.Time
 	duration  time.Duration
-	roundTrip time.Duration // to the "Request completed" event: the call without decoding and applying the answer
+	roundTrip time.Duration // to the "Request completed" event: the call without applying the patch
 }
 
 // spanSink is an OTLP/gRPC trace receiver on 127.0.0.1 that keeps what it needs of every span.
