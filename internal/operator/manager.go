@@ -9,6 +9,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -68,6 +69,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if ns := os.Getenv("WATCH_NAMESPACE"); len(o.WatchNamespaces) == 0 && ns != "" {
 		o.WatchNamespaces = strings.Split(ns, ",")
 	}
+	if err := o.checkRoles(); err != nil {
+		return nil, err
+	}
 	shard, err := owned.ParseShard(o.Shard)
 	if err != nil {
 		return nil, err
@@ -82,7 +86,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		HealthProbeBindAddress:        o.ProbeAddr,
 		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                o.EnableLeaderElection,
-		LeaderElectionID:              owned.ShardLeaseID(o.LeaderElectionID, shard),
+		LeaderElectionID:              o.leaseID(shard),
 		LeaseDuration:                 &o.LeaseDuration,
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
@@ -115,8 +119,10 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if err := detectStatic(ctx, cfg, &base); err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr, o, base, shard); err != nil {
-		return nil, err
+	if o.EnableReconcilers {
+		if err := setupControllers(mgr, o, base, shard); err != nil {
+			return nil, err
+		}
 	}
 	if o.EnableWebhooks {
 		inst := o.Instrumentation.Options()
@@ -138,6 +144,31 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	}
 	return mgr, nil
 }
+
+// checkRoles refuses an instance that would do nothing and a shard without reconcilers.
+func (o Options) checkRoles() error {
+	if !o.EnableReconcilers && !o.EnableWebhooks {
+		return fmt.Errorf("--enable-reconcilers=false and --enable-webhooks=false: the instance would do nothing; keep one of them true")
+	}
+	if !o.EnableReconcilers && o.Shard != "" {
+		return fmt.Errorf("--shard=%s with --enable-reconcilers=false: a shard selects what an instance reconciles; a webhook-only instance serves every shard", o.Shard)
+	}
+	return nil
+}
+
+// leaseID is the leader election Lease of the instance: the shard's (owned.ShardLeaseID), or for
+// a webhook-only instance <leader-election-id>-webhooks, so that its replicas (which elect a
+// leader only for the Instrumentation image upgrade and the webhook NetworkPolicy) never hold
+// the reconcilers' Lease.
+func (o Options) leaseID(shard labels.Selector) string {
+	if !o.EnableReconcilers {
+		return o.LeaderElectionID + WebhookLeaseSuffix
+	}
+	return owned.ShardLeaseID(o.LeaderElectionID, shard)
+}
+
+// WebhookLeaseSuffix ends the Lease name of webhook-only instances (--enable-reconcilers=false).
+const WebhookLeaseSuffix = "-webhooks"
 
 // Run creates the manager and blocks until ctx is cancelled or the manager fails.
 func Run(ctx context.Context, o Options) error {

@@ -26,16 +26,20 @@ type Options struct {
 	MetricsSecure bool
 	ProbeAddr     string
 	// PprofAddr is where Go's /debug/pprof endpoints listen; empty disables them.
-	PprofAddr               string
-	WebhookPort             int
-	WebhookHost             string
-	EnableLeaderElection    bool
-	LeaderElectionID        string
-	LeaseDuration           time.Duration
-	RenewDeadline           time.Duration
-	RetryPeriod             time.Duration
-	WatchNamespaces         []string
-	EnableWebhooks          bool
+	PprofAddr            string
+	WebhookPort          int
+	WebhookHost          string
+	EnableLeaderElection bool
+	LeaderElectionID     string
+	LeaseDuration        time.Duration
+	RenewDeadline        time.Duration
+	RetryPeriod          time.Duration
+	WatchNamespaces      []string
+	EnableWebhooks       bool
+	// EnableReconcilers runs the controllers (collectors, target allocators, OpAMP bridges, the
+	// instrumentation catch-up); false with EnableWebhooks makes a webhook-only instance
+	// (--enable-reconcilers).
+	EnableReconcilers       bool
 	Kubeconfig              string
 	CollectorImage          string
 	CollectorVersion        string
@@ -109,6 +113,7 @@ func DefaultOptions() Options {
 		RenewDeadline:           107 * time.Second,
 		RetryPeriod:             26 * time.Second,
 		EnableWebhooks:          true,
+		EnableReconcilers:       true,
 		CollectorImage:          d.CollectorImage,
 		CollectorVersion:        d.CollectorVersion,
 		TargetAllocatorImage:    d.TargetAllocatorImage,
@@ -157,7 +162,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.WatchNamespaces, "watch-namespace", o.WatchNamespaces,
 		"Namespaces to watch (comma-separated). Empty means all namespaces. Also read from WATCH_NAMESPACE.")
 	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", o.EnableWebhooks,
-		"Serve the admission and conversion webhooks.")
+		"Serve the admission and conversion webhooks. false: a reconciler-only instance, whose readiness does not wait for a webhook server.")
+	fs.BoolVar(&o.EnableReconcilers, "enable-reconcilers", o.EnableReconcilers,
+		"Run the controllers (collectors, target allocators, OpAMP bridges, the instrumentation catch-up). false with --enable-webhooks: a webhook-only instance, "+
+			"so the webhooks can run as a Deployment of their own, each replica serving (certificates shared through the one --webhook-cert-secret); "+
+			"its leader election (for the Instrumentation image upgrade and the webhook NetworkPolicy only) uses the Lease <leader-election-id>-webhooks, "+
+			"so it never competes with the reconcilers' instance. Not in upstream's operator.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Path to a kubeconfig. Empty uses in-cluster config or $KUBECONFIG.")
 	fs.StringVar(&o.CollectorImage, "collector-image", o.CollectorImage,

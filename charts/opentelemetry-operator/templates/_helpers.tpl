@@ -149,9 +149,12 @@ app.kubernetes.io/component: controller-manager
 
 {{/* The labels of one operator Deployment (dict "top" $ "instance" <instance>): the main instance's
   are otelop.labels; a shard's component is shard-<key>, so that its pods match neither the main
-  Deployment's selector nor the webhook and metrics Services. */}}
+  Deployment's selector nor the webhook and metrics Services; the webhook Deployment's
+  (manager.webhookDeployment) is webhook, selected by the webhook Service alone. */}}
 {{- define "otelop.instanceComponent" -}}
-{{- if .instance.main -}}
+{{- if .instance.component -}}
+app.kubernetes.io/component: {{ .instance.component }}
+{{- else if .instance.main -}}
 app.kubernetes.io/component: controller-manager
 {{- else -}}
 app.kubernetes.io/component: {{ printf "shard-%s" .instance.shard | trunc 63 | trimSuffix "-" }}
@@ -259,4 +262,10 @@ refused. Argument: dict "image" <map> "defaultTag" <string> "key" <values path, 
 {{- if eq (toString $on) "true" }}{{ $out = append $out $k }}{{ else }}{{ $out = append $out (printf "-%s" $k) }}{{ end -}}
 {{- end -}}
 {{- join "," $out -}}
+{{- end -}}
+
+{{/* Whether manager.webhookDeployment runs the webhooks apart from the main Deployment ("true" or empty). */}}
+{{- define "otelop.webhookDeployment" -}}
+{{- $v := include "otelop.values" . | fromJson -}}
+{{- if and (include "otelop.webhooksEnabled" .) (eq (toString (dig "webhookDeployment" "enabled" false $v.manager)) "true") -}}true{{- end -}}
 {{- end -}}

@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,48 @@ func TestChartDefaultValues(t *testing.T) {
 	rel := helmInstall(t, name, ns, nil)
 	t.Logf("release %s: %v", name, manifestKinds(rel))
 	op := runScenarios(t, chartNames(name, ns), nil)
+	if !t.Failed() {
+		uninstall(t, op, map[string]string{name: ns}, true)
+	}
+}
+
+// TestChartWebhookDeploymentFailover: with manager.webhookDeployment on, the webhooks run in
+// <fullname>-webhook (two replicas, --enable-reconcilers=false) and the main Deployment reconciles
+// without webhooks. Each webhook replica and the main instance run as their pods; conversion
+// goes through the webhook replicas and a cluster receiver gets its ClusterRole from the
+// reconciler (the split works), then installtest.WebhookFailover crashes the replica that served
+// the latest pod and shows every following pod create injected by the other.
+func TestChartWebhookDeploymentFailover(t *testing.T) {
+	const name, ns = "split", "observability"
+	rel := helmInstall(t, name, ns, map[string]any{"manager": map[string]any{
+		"webhookDeployment": map[string]any{"enabled": true, "replicas": 2}}})
+	t.Logf("release %s: %v", name, manifestKinds(rel))
+	names := chartNames(name, ns)
+	webhookNames := names
+	webhookNames.Deployment = names.Deployment + "-webhook"
+	webhookNames.MetricsService = names.Deployment + "-webhook-metrics"
+	ctx := context.Background()
+	var replicas []*installtest.Operator
+	for range 2 {
+		start := time.Now()
+		r, err := env.RunReplica(ctx, webhookNames, replicas)
+		t.Cleanup(r.Stop)
+		if err != nil {
+			t.Fatalf("running a webhook replica: %v", err)
+		}
+		t.Logf("webhook replica %s (%s) ready in %s", r.Pod, r.PodIP, time.Since(start).Round(100*time.Millisecond))
+		replicas = append(replicas, r)
+	}
+	start := time.Now()
+	op, err := env.RunOperator(ctx, names)
+	t.Cleanup(op.Stop)
+	if err != nil {
+		t.Fatalf("running the reconciler: %v", err)
+	}
+	t.Logf("reconciler %s ready in %s", op.Pod, time.Since(start).Round(100*time.Millisecond))
+	t.Run("V1alpha1RoundTripsThroughConversionWebhook", op.V1alpha1RoundTripsThroughConversionWebhook)
+	t.Run("ClusterReceiversGetTheirClusterRole", op.ClusterReceiversGetTheirClusterRole)
+	t.Run("WebhookFailover", func(t *testing.T) { installtest.WebhookFailover(t, replicas) })
 	if !t.Failed() {
 		uninstall(t, op, map[string]string{name: ns}, true)
 	}

@@ -49,11 +49,14 @@ type Operator struct {
 	MetricsPort, HealthPort int
 	// ServiceAccount is the pod's ServiceAccount, whose token the process uses.
 	ServiceAccount string
+	// Pod is the name of the pod the process stands in for.
+	Pod string
 	// Log is the file of the process's output.
 	Log string
 
-	env  *Env
-	proc *proc.Process
+	env      *Env
+	proc     *proc.Process
+	readyURL string
 }
 
 // RunOperator waits for the pod of the Deployment names.Deployment to run on a fake node, starts
@@ -62,12 +65,22 @@ type Operator struct {
 // token of the pod's ServiceAccount bound to the pod (what the kubelet mounts) and runs with the
 // container's args followed by PodLocalArgs. Stop ends it (also call it when err is not nil).
 func (e *Env) RunOperator(ctx context.Context, names Names) (*Operator, error) {
+	return e.RunReplica(ctx, names, nil)
+}
+
+// RunReplica is RunOperator for a Deployment with several replicas: it runs the operator as a
+// running pod of names.Deployment that none of others stands in for already.
+func (e *Env) RunReplica(ctx context.Context, names Names, others []*Operator) (*Operator, error) {
 	op := &Operator{Names: names, env: e}
-	pod, err := e.operatorPod(ctx, names)
+	taken := map[string]bool{}
+	for _, o := range others {
+		taken[o.Pod] = true
+	}
+	pod, err := e.operatorPod(ctx, names, taken)
 	if err != nil {
 		return op, err
 	}
-	op.PodIP, op.ServiceAccount = pod.Status.PodIP, pod.Spec.ServiceAccountName
+	op.Pod, op.PodIP, op.ServiceAccount = pod.Name, pod.Status.PodIP, pod.Spec.ServiceAccountName
 	container := pod.Spec.Containers[0]
 	probe := container.ReadinessProbe
 	if probe == nil || probe.HTTPGet == nil {
@@ -91,7 +104,8 @@ func (e *Env) RunOperator(ctx context.Context, names Names) (*Operator, error) {
 	if err != nil {
 		return op, fmt.Errorf("token for the operator's ServiceAccount %s: %w", op.ServiceAccount, err)
 	}
-	dir := filepath.Join(e.Cluster.Dir, "operator-"+names.Namespace)
+	// One folder and log per pod: several replicas, or Deployments, may share the namespace.
+	dir := filepath.Join(e.Cluster.Dir, "operator-"+pod.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return op, err
 	}
@@ -105,24 +119,55 @@ func (e *Env) RunOperator(ctx context.Context, names Names) (*Operator, error) {
 	}
 
 	args := append(append([]string{}, container.Args...), op.PodLocalArgs(filepath.Join(dir, "webhook-certs"))...)
-	op.Log = filepath.Join(e.Cluster.Dir, "logs", "operator-"+names.Namespace+".log")
+	op.Log = filepath.Join(e.Cluster.Dir, "logs", "operator-"+pod.Name+".log")
 	// KUBECONFIG stands for the ServiceAccount mount: the process is the pod's identity, not admin.
 	op.proc, err = proc.Start("operator", bin, args, op.Log, "KUBECONFIG="+kubeconfig)
 	if err != nil {
 		return op, err
 	}
 	// The kubelet's readiness probe: the Deployment's probe path and port, on the pod's IP.
-	readyURL := fmt.Sprintf("http://%s:%d%s", op.PodIP, op.HealthPort, probe.HTTPGet.Path)
-	if err := op.proc.WaitHTTP(ctx, readyURL, 200*time.Millisecond, 90*time.Second); err != nil {
+	op.readyURL = fmt.Sprintf("http://%s:%d%s", op.PodIP, op.HealthPort, probe.HTTPGet.Path)
+	if err := op.proc.WaitHTTP(ctx, op.readyURL, 200*time.Millisecond, 90*time.Second); err != nil {
 		return op, err
 	}
 	// Ready: the endpoints controller would now add the pod to the Services.
-	for _, svc := range []string{names.WebhookService, names.MetricsService} {
-		if _, err := e.Cluster.PublishEndpoints(ctx, names.Namespace, svc); err != nil {
-			return op, fmt.Errorf("endpoints of %s/%s: %w", names.Namespace, svc, err)
+	return op, op.publishEndpoints(ctx)
+}
+
+// publishEndpoints writes the endpoints of the webhook and metrics Services from their Ready pods.
+func (op *Operator) publishEndpoints(ctx context.Context) error {
+	for _, svc := range []string{op.WebhookService, op.MetricsService} {
+		if _, err := op.env.Cluster.PublishEndpoints(ctx, op.Namespace, svc); err != nil {
+			return fmt.Errorf("endpoints of %s/%s: %w", op.Namespace, svc, err)
 		}
 	}
-	return op, nil
+	return nil
+}
+
+// Crash kills the process (SIGKILL, as when its container dies) and then plays the kubelet and
+// the endpoints controller: once the pod's readiness probe fails, the pod is marked not Ready and
+// the Services' endpoints are written without it.
+func (op *Operator) Crash(ctx context.Context) error {
+	op.proc.Kill()
+	<-op.proc.Done()
+	if proc.HTTPOK(ctx, op.readyURL) {
+		return fmt.Errorf("pod %s still answers its readiness probe after its process was killed", op.Pod)
+	}
+	pods := op.env.Clientset.CoreV1().Pods(op.Namespace)
+	pod, err := pods.Get(ctx, op.Pod, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+			pod.Status.Conditions[i].Status = corev1.ConditionFalse
+			pod.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("marking pod %s not ready: %w", op.Pod, err)
+	}
+	return op.publishEndpoints(ctx)
 }
 
 // Stop ends the operator process (SIGTERM, then SIGKILL after 20s). It may be called again.
@@ -149,8 +194,8 @@ func (op *Operator) PodLocalArgs(certDir string) []string {
 	}
 }
 
-// operatorPod waits for a pod of the Deployment to run on a fake node with an IP.
-func (e *Env) operatorPod(ctx context.Context, names Names) (*corev1.Pod, error) {
+// operatorPod waits for a pod of the Deployment, not one of taken, to run on a fake node with an IP.
+func (e *Env) operatorPod(ctx context.Context, names Names, taken map[string]bool) (*corev1.Pod, error) {
 	dep := &appsv1.Deployment{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: names.Namespace, Name: names.Deployment}, dep); err != nil {
 		return nil, fmt.Errorf("the operator's Deployment: %w", err)
@@ -166,7 +211,7 @@ func (e *Env) operatorPod(ctx context.Context, names Names) (*corev1.Pod, error)
 			return false, nil
 		}
 		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil && !taken[p.Name] {
 				pod = p
 				return true, nil
 			}
