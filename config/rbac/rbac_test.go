@@ -17,10 +17,14 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelop/otelop/api/v1alpha1"
+	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 	"github.com/otelop/otelop/internal/operator"
 	"github.com/otelop/otelop/internal/webhook/certs"
 )
@@ -340,4 +344,39 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestShippedRoleCoversTargetAllocatorRules: every rule the operator can grant a target
+// allocator's generated ServiceAccount (manifestutils.TargetAllocatorRBAC, widest config: every
+// kubernetes_sd role cluster-wide with node metadata, every Prometheus Operator kind in namespaces
+// chosen by label) is covered by the shipped ClusterRole. Secrets (granted only with the mTLS gate,
+// for which users bind Secret rights themselves) are not part of it.
+func TestShippedRoleCoversTargetAllocatorRules(t *testing.T) {
+	cr, _ := shipped(t)
+	var sds []any
+	for _, role := range []string{"node", "pod", "service", "endpoints", "endpointslice", "ingress"} {
+		sds = append(sds, map[string]any{"role": role, "attach_metadata": map[string]any{"node": true}})
+	}
+	byLabel := &metav1.LabelSelector{MatchLabels: map[string]string{"monitoring": "on"}}
+	ta := v1alpha1.TargetAllocator{Spec: v1alpha1.TargetAllocatorSpec{
+		ScrapeConfigs: []v1beta1.AnyConfig{{Object: map[string]any{"job_name": "all", "kubernetes_sd_configs": sds}}},
+		PrometheusCR: v1beta1.TargetAllocatorPrometheusCR{Enabled: true,
+			ServiceMonitorSelector: byLabel, ServiceMonitorNamespaceSelector: byLabel,
+			PodMonitorSelector: byLabel, PodMonitorNamespaceSelector: byLabel,
+			ProbeSelector: byLabel, ProbeNamespaceSelector: byLabel,
+			ScrapeConfigSelector: byLabel, ScrapeConfigNamespaceSelector: byLabel},
+	}}
+	ta.Name, ta.Namespace = "ta", "obs"
+	p, err := manifestutils.TargetAllocatorRBAC(ta, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Cluster) == 0 {
+		t.Fatal("the widest target allocator config produced no cluster rules; the test case is wrong")
+	}
+	for _, r := range append(p.Cluster, p.Namespaced...) {
+		for _, m := range missing(cr.Rules, r) {
+			t.Errorf("config/rbac/role.yaml does not cover %s, which the operator grants target allocators: add it to the markers in internal/operator/rbac.go and run `make generate`", ruleString(m))
+		}
+	}
 }

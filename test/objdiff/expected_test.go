@@ -49,9 +49,19 @@ func sameButLaterPromCRFields(up, ours string) bool {
 // objects (test/objdiff)") lists the same rows.
 var expected = []sidebyside.Expected{
 	// The resources as stored.
-	{Cases: cases("OpenTelemetryCollector", sidebyside.Without(collectors, "daemon")...), Path: "metadata.finalizers",
+	{Cases: cases("OpenTelemetryCollector", sidebyside.Without(collectors, "daemon", "ta-consistent")...), Path: "metadata.finalizers",
 		Upstream: `["opentelemetrycollector.opentelemetry.io/finalizer"]`, Ours: sidebyside.Absent,
-		Why: "a finalizer only on collectors whose config needs cluster RBAC (daemon's k8sattributes); upstream puts it on every collector once it may create cluster RBAC"},
+		Why: "a finalizer only on collectors whose config needs cluster RBAC (daemon's k8sattributes, ta-consistent's target allocator); upstream puts it on every collector once it may create cluster RBAC"},
+	// The target allocators' RBAC (issue 33): upstream leaves it to users.
+	{Cases: []string{"ClusterRole/ta-consistent-objdiff-<side>-targetallocator", "ClusterRoleBinding/ta-consistent-objdiff-<side>-targetallocator"},
+		Path: "object", Upstream: sidebyside.Absent, Ours: "generated",
+		Why: "the embedded allocator's generated ServiceAccount gets what its config discovers; ServiceMonitors of every namespace need cluster-wide reads, owned by the collector"},
+	{Cases: cases("Role", "ta-least-targetallocator", "ta-per-node-targetallocator", "ta-standalone-targetallocator"),
+		Path: "object", Upstream: sidebyside.Absent, Ours: "generated",
+		Why: "an allocator reading only its own namespace (its collectors' pods) gets a Role there, owned by the TargetAllocator"},
+	{Cases: cases("RoleBinding", "ta-least-targetallocator", "ta-per-node-targetallocator", "ta-standalone-targetallocator"),
+		Path: "object", Upstream: sidebyside.Absent, Ours: "generated",
+		Why: "the Role's binding to the allocator's generated ServiceAccount"},
 	{Cases: cases("OpenTelemetryCollector", collectors...), Path: "spec.httpRoute",
 		Upstream: sidebyside.Absent, Ours: `{"enabled":false,"gateway":""}`,
 		Why: "a field of a later upstream API that the CRD serves; upstream v0.140.0's defaulting webhook removes every field its types lack"},

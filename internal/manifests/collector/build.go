@@ -65,7 +65,8 @@ func Kinds(opts Options) []schema.GroupVersionKind {
 // Build returns the objects the operator manages for otelcol, in a fixed order: the workload and
 // its PodDisruptionBudget, ConfigMap, HorizontalPodAutoscaler, ServiceAccount, the four Services,
 // Ingress, NetworkPolicy, TargetAllocator, ServiceMonitors or PodMonitor, ClusterRole and
-// ClusterRoleBinding, Routes, HTTPRoutes. Objects that do not apply are left out.
+// ClusterRoleBinding, the embedded target allocator's ClusterRole and ClusterRoleBinding, Routes,
+// HTTPRoutes. Objects that do not apply are left out.
 //
 // otelcol is expected to be defaulted (see ApplyDefaults): spec.config is hashed as it is. Every object
 // has its TypeMeta set; none has owner references. otelcol is not modified. An error names the
@@ -122,6 +123,12 @@ func Build(otelcol v1beta1.OpenTelemetryCollector, opts Options) ([]client.Objec
 	if opts.CreateRBAC {
 		objs = appendObj(objs, s.clusterRole())
 		objs = appendObj(objs, s.clusterRoleBinding())
+		role, binding, err := s.targetAllocatorClusterRBAC()
+		if err != nil {
+			return nil, err
+		}
+		objs = appendObj(objs, role)
+		objs = appendObj(objs, binding)
 	}
 	for _, r := range s.routes() {
 		objs = appendObj(objs, r)

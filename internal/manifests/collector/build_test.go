@@ -33,6 +33,9 @@ func goldenCases() []struct {
 		{"targetallocator-mtls", func(o *Options) { o.TargetAllocatorMTLS = true }},
 		{"linkedtargetallocator", nil},
 		{"rbac", func(o *Options) { o.CreateRBAC = true }},
+		// The embedded target allocator's ClusterRole for its cluster-wide discovery (pods of every
+		// namespace, ServiceMonitors selected by namespace labels); no aggregation label.
+		{"targetallocator-rbac", func(o *Options) { o.CreateRBAC = true }},
 		{"observability", func(o *Options) { o.PrometheusCRDs = true }},
 	}
 }

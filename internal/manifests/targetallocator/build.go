@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,8 @@ var SecretGVK = corev1.SchemeGroupVersion.WithKind("Secret")
 var Kinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	rbacv1.SchemeGroupVersion.WithKind("Role"),
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 	corev1.SchemeGroupVersion.WithKind("Service"),
 	appsv1.SchemeGroupVersion.WithKind("Deployment"),
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
@@ -33,8 +36,9 @@ var Kinds = []schema.GroupVersionKind{
 	ServiceMonitorGVK,
 }
 
-// Build returns the objects of ta in apply order: ConfigMap, ServiceAccount (unless
-// spec.serviceAccount names an existing one), Service, Deployment, PodDisruptionBudget (unless the
+// Build returns the objects of ta in apply order: ConfigMap, ServiceAccount, Role and RoleBinding
+// (unless spec.serviceAccount names an existing one; the rules are
+// manifestutils.TargetAllocatorRBAC's Namespaced, its Cluster part is the collector builder's), Service, Deployment, PodDisruptionBudget (unless the
 // allocation strategy is least-weighted), NetworkPolicy (spec.networkPolicy.enabled) and
 // ServiceMonitor (spec.observability.metrics.enableMetrics with opts.PrometheusCRDs).
 //
@@ -55,9 +59,16 @@ func Build(ta v1alpha1.TargetAllocator, collector *v1beta1.OpenTelemetryCollecto
 	if err != nil {
 		return nil, err
 	}
+	perms, err := manifestutils.TargetAllocatorRBAC(ta, collector, opts.MTLS)
+	if err != nil {
+		return nil, err
+	}
 	objs := []client.Object{s.configMap(data)}
 	if sa := s.serviceAccount(); sa != nil {
 		objs = append(objs, sa)
+	}
+	if role := s.role(perms); role != nil {
+		objs = append(objs, role, s.roleBinding(perms))
 	}
 	hash := configHash(data)
 	objs = append(objs, s.service(), s.deployment(hash))

@@ -142,7 +142,7 @@ func TestBuild(t *testing.T) {
 		name: "objects, names and labels",
 		check: func(g Gomega, objs []client.Object) {
 			g.Expect(kinds(objs)).To(Equal([]string{"ConfigMap/standalone-targetallocator", "ServiceAccount/standalone-targetallocator",
-				"Service/standalone-targetallocator", "Deployment/standalone-targetallocator", "PodDisruptionBudget/standalone-targetallocator"}))
+				"Role/standalone-targetallocator", "RoleBinding/standalone-targetallocator", "Service/standalone-targetallocator", "Deployment/standalone-targetallocator", "PodDisruptionBudget/standalone-targetallocator"}))
 			for _, o := range objs {
 				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "opentelemetry-operator"), o.GetName())
 				g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/component", "opentelemetry-targetallocator"))

@@ -3,16 +3,15 @@ package targetallocator
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/otelop/otelop/api/v1alpha1"
 	"github.com/otelop/otelop/api/v1beta1"
 	"github.com/otelop/otelop/internal/collectorconfig"
+	"github.com/otelop/otelop/internal/manifests/manifestutils"
 )
 
 // ConfigFile renders targetallocator.yaml with the keys and layout of upstream's file, which the
@@ -32,25 +31,19 @@ import (
 func ConfigFile(ta v1alpha1.TargetAllocator, collector *v1beta1.OpenTelemetryCollector, opts Options) ([]byte, error) {
 	spec := ta.Spec
 	global := spec.GlobalConfig.Object
-	scrape := make([]any, 0, len(spec.ScrapeConfigs))
-	for _, sc := range spec.ScrapeConfigs {
-		if sc.Object != nil {
-			scrape = append(scrape, sc.Object)
-		}
+	configs, err := manifestutils.TargetAllocatorScrapeConfigs(ta, collector)
+	if err != nil {
+		return nil, err
+	}
+	scrape := make([]any, 0, len(configs))
+	for _, sc := range configs {
+		scrape = append(scrape, sc)
 	}
 	var collectorSelector *metav1.LabelSelector
 	if collector != nil {
 		collectorSelector = &metav1.LabelSelector{MatchLabels: CollectorSelectorLabels(collector)}
-		raw := map[string]any{"receivers": collector.Spec.Config.Receivers.Object}
-		fromCollector, err := collectorconfig.PrometheusScrapeConfigs(raw, field.NewPath("spec", "config"))
-		if err != nil {
-			return nil, fmt.Errorf("collector %s: %w", collector.Name, err)
-		}
-		for _, sc := range fromCollector {
-			scrape = append(scrape, sc)
-		}
 		if len(global) == 0 {
-			global = collectorconfig.PrometheusGlobalConfig(raw)
+			global = collectorconfig.PrometheusGlobalConfig(map[string]any{"receivers": collector.Spec.Config.Receivers.Object})
 		}
 	}
 

@@ -18,7 +18,7 @@ var DefaultImage = manifestutils.TargetAllocatorImage
 // Fixed names and values of the generated objects, as upstream's.
 const (
 	// ComponentTargetAllocator is the app.kubernetes.io/component value of every generated object.
-	ComponentTargetAllocator = "opentelemetry-targetallocator"
+	ComponentTargetAllocator = manifestutils.ComponentTargetAllocator
 	// ContainerName is the target allocator's container in the pod.
 	ContainerName = "ta-container"
 	// ConfigMapVolume is the pod volume that mounts the ConfigMap.

@@ -173,7 +173,9 @@ var crdCheckInterval = 15 * time.Second
 
 // start begins watching k; false (and no error) when its CRD is not installed.
 func (w *Watcher) start(ctx context.Context, k *kind, changes *watchloop.Changes) (bool, error) {
-	_, err := w.Dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	// Listed where the informer will list: an allocator limited to its namespace may hold a Role
+	// only (the RBAC the operator generates for it).
+	_, err := w.Dynamic.Resource(k.gvr).Namespace(w.namespaceScope(k)).List(ctx, metav1.ListOptions{Limit: 1})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
