@@ -47,8 +47,8 @@ func TestChartDefaultValues(t *testing.T) {
 // <fullname>-webhook (two replicas, --enable-reconcilers=false) and the main Deployment reconciles
 // without webhooks. Each webhook replica and the main instance run as their pods; conversion
 // goes through the webhook replicas and a cluster receiver gets its ClusterRole from the
-// reconciler (the split works), then installtest.WebhookFailover crashes the replica that served
-// the latest pod and shows every following pod create injected by the other.
+// reconciler (the split works), then installtest.WebhookFailover kills the replica that served
+// the latest pod and shows every pod create injected by the other once the endpoints drop it.
 func TestChartWebhookDeploymentFailover(t *testing.T) {
 	const name, ns = "split", "observability"
 	rel := helmInstall(t, name, ns, map[string]any{"manager": map[string]any{

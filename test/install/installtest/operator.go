@@ -144,15 +144,21 @@ func (op *Operator) publishEndpoints(ctx context.Context) error {
 	return nil
 }
 
-// Crash kills the process (SIGKILL, as when its container dies) and then plays the kubelet and
-// the endpoints controller: once the pod's readiness probe fails, the pod is marked not Ready and
-// the Services' endpoints are written without it.
-func (op *Operator) Crash(ctx context.Context) error {
+// Kill kills the process (SIGKILL, as when its container dies) and returns once the pod's
+// readiness probe fails. Until MarkNotReady, the Services' endpoints still list the pod, as they do
+// in a cluster until the kubelet's probe has failed failureThreshold times.
+func (op *Operator) Kill(ctx context.Context) error {
 	op.proc.Kill()
 	<-op.proc.Done()
 	if proc.HTTPOK(ctx, op.readyURL) {
 		return fmt.Errorf("pod %s still answers its readiness probe after its process was killed", op.Pod)
 	}
+	return nil
+}
+
+// MarkNotReady plays the kubelet and the endpoints controller after a failed readiness probe: the
+// pod is marked not Ready and the Services' endpoints are written without it.
+func (op *Operator) MarkNotReady(ctx context.Context) error {
 	pods := op.env.Clientset.CoreV1().Pods(op.Namespace)
 	pod, err := pods.Get(ctx, op.Pod, metav1.GetOptions{})
 	if err != nil {
