@@ -83,6 +83,22 @@ func TestWebhookDeployment(t *testing.T) {
 		}
 	}
 
+	// With shards: the main Deployment takes what no shard claims, without webhooks; the webhook
+	// Deployment serves every shard (no --shard, which a webhook-only instance refuses).
+	sharded := webhookDeploymentValues(2)
+	sharded["manager"].(map[string]any)["shards"] = []any{"a"}
+	for _, o := range render(t, release{values: sharded}) {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		args := containerArgs(t, o)
+		hasShard := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--shard=") })
+		webhooks := !slices.Contains(args, "--enable-webhooks=false")
+		if want := o.GetName() != full+"-webhook"; hasShard != want || webhooks == want {
+			t.Errorf("with shards, Deployment %s: --shard %v, webhooks %v; want --shard %v, webhooks %v", o.GetName(), hasShard, webhooks, want, !want)
+		}
+	}
+
 	// One replica: no webhook budget (it would block every drain); without webhooks: refused.
 	for _, o := range render(t, release{values: webhookDeploymentValues(1)}) {
 		if o.GetKind() == "PodDisruptionBudget" {
