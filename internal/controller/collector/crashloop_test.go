@@ -32,17 +32,7 @@ func TestCrashLoopingPodIsReportedInStatus(t *testing.T) {
 	// The pod the ReplicaSet would create, with the Deployment's pod labels, and a pod of someone
 	// else in the namespace that crashes too (it must not be reported).
 	mkPod := func(name string, labels map[string]string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otelcol"}}}}
-		g.Expect(k8s.Create(ctx, p)).To(Succeed())
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
-			Name: "otc-container", Image: "otelcol", RestartCount: 4,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 1, Reason: "Error", Message: "Error: invalid configuration: " + name}},
-		}}
-		g.Expect(k8s.Status().Update(ctx, p)).To(Succeed())
-		return p
+		return crashLoopingPod(g, ns, name, labels, "Error: invalid configuration: "+name)
 	}
 	mkPod("aaa-other", map[string]string{"app": "other"})
 	pod := mkPod("crashy-collector-5d8f-x2x", dep.Spec.Template.Labels)
@@ -92,4 +82,21 @@ func podRecovers(g Gomega, pod *corev1.Pod, collector string) {
 		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1beta1.ConditionReady)).To(BeTrue())
 		g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1beta1.ConditionStalled)).To(BeNil())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// crashLoopingPod creates a pod with labels whose otc-container crash-loops as the kubelet reports
+// it (restarted 4 times, last exit code 1 with message as its termination message).
+func crashLoopingPod(g Gomega, ns, name string, labels map[string]string, message string) *corev1.Pod {
+	ctx := context.Background()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otelcol"}}}}
+	g.Expect(k8s.Create(ctx, p)).To(Succeed())
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "otc-container", Image: "otelcol", RestartCount: 4,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 1, Reason: "Error", Message: message}},
+	}}
+	g.Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+	return p
 }

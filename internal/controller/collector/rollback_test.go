@@ -52,16 +52,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func crashingPod(g Gomega, ns, deployment, podName string) {
 	ctx := context.Background()
 	dep := get(g, ns, deployment, &appsv1.Deployment{})
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: ns, Labels: dep.Spec.Template.Labels},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otelcol"}}}}
-	g.Expect(k8s.Create(ctx, p)).To(Succeed())
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: "otc-container", Image: "otelcol", RestartCount: 2,
-		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 1, Reason: "Error", Message: "Error: invalid configuration: processors::batch: bad timeout"}},
-	}}
-	g.Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+	crashLoopingPod(g, ns, podName, dep.Spec.Template.Labels, "Error: invalid configuration: processors::batch: bad timeout")
 	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UnavailableReplicas: 1}
 	g.Expect(k8s.Status().Update(ctx, dep)).To(Succeed())
 }
