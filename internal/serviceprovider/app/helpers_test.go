@@ -47,15 +47,19 @@ func expectStatus(t *testing.T, ctx context.Context, key client.ObjectKey, phase
 	t.Helper()
 	g := newG(t)
 	var out *spv1alpha1.OtelOperator
-	g.Eventually(func(g Gomega) {
-		o, c := readyCondition(g, ctx, key)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(o.Status.Phase).To(Equal(phase), c.Message)
-		g.Expect(c.Reason).To(Equal(reason), c.Message)
-		g.Expect(c.Message).To(ContainSubstring(msg))
-		out = o
-	}).Should(Succeed())
+	g.Eventually(func(g Gomega) { out = checkStatus(g, ctx, key, phase, reason, msg) }).Should(Succeed())
 	return out
+}
+
+// checkStatus checks once that the OtelOperator key has phase and reason, and a message
+// containing msg, and returns it.
+func checkStatus(g Gomega, ctx context.Context, key client.ObjectKey, phase spv1alpha1.Phase, reason, msg string) *spv1alpha1.OtelOperator {
+	o, c := readyCondition(g, ctx, key)
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(o.Status.Phase).To(Equal(phase), c.Message)
+	g.Expect(c.Reason).To(Equal(reason), c.Message)
+	g.Expect(c.Message).To(ContainSubstring(msg))
+	return o
 }
 
 // expectEvent waits for an event on the OtelOperator with the type and reason, naming msg.
