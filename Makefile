@@ -133,7 +133,8 @@ generate: ## Regenerate deepcopy code and CRDs (operator CRDs into config/crd/ba
 	@if [ -d ../shared/fixtures/collector-distributions ]; then go run ./hack/gendistributions; \
 	  else echo "!! ../shared/fixtures/collector-distributions is missing: internal/distributions/zz_generated.go was not regenerated" >&2; fi
 	@# The chart's CRDs, RBAC and webhook configurations are copied from what config/default renders.
-	@if [ -f test/chart/go.mod ]; then cd test/chart && go run ./cmd/chart-sync -repo ../.. -chart $(CHART_DIR); fi
+	@if [ -f test/chart/go.mod ]; then cd test/chart && go run ./cmd/chart-sync -repo ../.. -chart $(CHART_DIR) && \
+	  go run ./cmd/chart-values -chart ../../$(CHART_DIR); fi
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files differ from what is committed.
