@@ -2,15 +2,14 @@ package promcr
 
 import (
 	"fmt"
-	"strings"
 
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	monv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 )
 
 // ScrapeConfig returns the scrape configuration of a ScrapeConfig resource, named
-// scrapeConfig/<namespace>/<name>. Static, file, HTTP, Kubernetes and DNS discovery are
-// translated; the other discovery kinds are refused with an error naming the field.
+// scrapeConfig/<namespace>/<name>. Every discovery kind of the resource is translated into its
+// Prometheus <kind>_sd_configs section, credentials resolved from the resource's secrets.
 func ScrapeConfig(c *monv1alpha1.ScrapeConfig, store Store, opts Options) (section, error) {
 	t := &translator{ns: c.Namespace, store: store, opts: opts, path: "spec"}
 	sc, err := t.scrapeConfig(c)
@@ -22,9 +21,6 @@ func ScrapeConfig(c *monv1alpha1.ScrapeConfig, store Store, opts Options) (secti
 
 func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) {
 	s := c.Spec
-	if err := unsupported(s); err != nil {
-		return nil, t.errf(err.Error(), "this discovery is not supported by the target allocator; use static, file, HTTP, Kubernetes or DNS discovery")
-	}
 	class, err := t.scrapeClass(s.ScrapeClassName)
 	if err != nil {
 		return nil, err
@@ -63,21 +59,13 @@ func (t *translator) scrapeConfig(c *monv1alpha1.ScrapeConfig) (section, error) 
 	if err := t.httpAndKubernetesSD(&sc, s); err != nil {
 		return nil, err
 	}
-	var dns []section
-	for _, d := range s.DNSSDConfigs {
-		g := section{{Key: "names", Value: d.Names}}
-		if d.RefreshInterval != nil {
-			put(&g, "refresh_interval", string(*d.RefreshInterval))
+	for _, render := range []func(*section, monv1alpha1.ScrapeConfigSpec) error{
+		t.dnsSD, t.serviceSD, t.dockerSD, t.awsSD, t.cloudSD,
+	} {
+		if err := render(&sc, s); err != nil {
+			return nil, err
 		}
-		if d.Type != nil {
-			put(&g, "type", string(*d.Type))
-		}
-		if d.Port != nil {
-			put(&g, "port", int64(*d.Port))
-		}
-		dns = append(dns, g)
 	}
-	put(&sc, "dns_sd_configs", dns)
 
 	rules := []section{rule("source_labels", []string{"job"}, "target_label", "__tmp_prometheus_job_name")}
 	if s.JobName != nil && *s.JobName != "" {
@@ -129,29 +117,19 @@ func (t *translator) staticAndFileSD(out *section, s monv1alpha1.ScrapeConfigSpe
 // httpAndKubernetesSD renders http_sd_configs and kubernetes_sd_configs, each with its own
 // authentication and TLS.
 func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfigSpec) error {
-	var https []section
-	for i, h := range s.HTTPSDConfigs {
-		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.httpSDConfigs[%d]", t.path, i)}
+	err := t.sdList(out, "httpSDConfigs", "http_sd_configs", len(s.HTTPSDConfigs), func(sub *translator, i int) (section, error) {
+		h := s.HTTPSDConfigs[i]
 		g := section{{Key: "url", Value: string(h.URL)}}
-		if h.RefreshInterval != nil {
-			put(&g, "refresh_interval", string(*h.RefreshInterval))
-		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, OAuth2: h.OAuth2, FollowRedirects: h.FollowRedirects}); err != nil {
-			return err
-		}
-		if err := sub.tls(&g, h.TLSConfig, nil); err != nil {
-			return err
-		}
-		proxy(&g, h.ProxyConfig)
-		put(&g, "enable_http2", h.EnableHTTP2)
-		https = append(https, g)
+		duration(&g, "refresh_interval", h.RefreshInterval)
+		return g, sub.client(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: h.BasicAuth, Authorization: h.Authorization, OAuth2: h.OAuth2,
+			FollowRedirects: h.FollowRedirects, EnableHTTP2: h.EnableHTTP2}, h.TLSConfig, h.ProxyConfig)
+	})
+	if err != nil {
+		return err
 	}
-	put(out, "http_sd_configs", https)
-
-	var kubes []section
-	for i, k := range s.KubernetesSDConfigs {
-		sub := &translator{ns: t.ns, store: t.store, opts: t.opts, path: fmt.Sprintf("%s.kubernetesSDConfigs[%d]", t.path, i)}
-		g := section{{Key: "role", Value: strings.ToLower(string(k.Role))}}
+	return t.sdList(out, "kubernetesSDConfigs", "kubernetes_sd_configs", len(s.KubernetesSDConfigs), func(sub *translator, i int) (section, error) {
+		k := s.KubernetesSDConfigs[i]
+		g := section{{Key: "role", Value: lower(k.Role)}}
 		put(&g, "api_server", k.APIServer)
 		if n := k.Namespaces; n != nil {
 			var ns section
@@ -161,7 +139,7 @@ func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfi
 		}
 		var sels []section
 		for _, se := range k.Selectors {
-			x := section{{Key: "role", Value: strings.ToLower(string(se.Role))}}
+			x := section{{Key: "role", Value: lower(se.Role)}}
 			put(&x, "label", se.Label)
 			put(&x, "field", se.Field)
 			sels = append(sels, x)
@@ -170,40 +148,21 @@ func (t *translator) httpAndKubernetesSD(out *section, s monv1alpha1.ScrapeConfi
 		if am := k.AttachMetadata; am != nil && am.Node != nil {
 			put(&g, "attach_metadata", section{{Key: "node", Value: *am.Node}})
 		}
-		if err := sub.auth(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, OAuth2: k.OAuth2, FollowRedirects: k.FollowRedirects}); err != nil {
-			return err
-		}
-		if err := sub.tls(&g, k.TLSConfig, nil); err != nil {
-			return err
-		}
-		proxy(&g, k.ProxyConfig)
-		put(&g, "enable_http2", k.EnableHTTP2)
-		kubes = append(kubes, g)
-	}
-	put(out, "kubernetes_sd_configs", kubes)
-
-	return nil
+		return g, sub.client(&g, monv1.HTTPConfigWithoutTLS{BasicAuth: k.BasicAuth, Authorization: k.Authorization, OAuth2: k.OAuth2,
+			FollowRedirects: k.FollowRedirects, EnableHTTP2: k.EnableHTTP2}, k.TLSConfig, k.ProxyConfig)
+	})
 }
 
-// unsupported names the first discovery field set that the translation does not handle.
-func unsupported(s monv1alpha1.ScrapeConfigSpec) error {
-	for _, f := range []struct {
-		name string
-		n    int
-	}{
-		{"consulSDConfigs", len(s.ConsulSDConfigs)}, {"ec2SDConfigs", len(s.EC2SDConfigs)},
-		{"azureSDConfigs", len(s.AzureSDConfigs)}, {"gceSDConfigs", len(s.GCESDConfigs)},
-		{"openstackSDConfigs", len(s.OpenStackSDConfigs)}, {"digitalOceanSDConfigs", len(s.DigitalOceanSDConfigs)},
-		{"kumaSDConfigs", len(s.KumaSDConfigs)}, {"eurekaSDConfigs", len(s.EurekaSDConfigs)},
-		{"dockerSDConfigs", len(s.DockerSDConfigs)}, {"linodeSDConfigs", len(s.LinodeSDConfigs)},
-		{"hetznerSDConfigs", len(s.HetznerSDConfigs)}, {"nomadSDConfigs", len(s.NomadSDConfigs)},
-		{"dockerSwarmSDConfigs", len(s.DockerSwarmSDConfigs)}, {"puppetDBSDConfigs", len(s.PuppetDBSDConfigs)},
-		{"lightSailSDConfigs", len(s.LightSailSDConfigs)}, {"ovhcloudSDConfigs", len(s.OVHCloudSDConfigs)},
-		{"scalewaySDConfigs", len(s.ScalewaySDConfigs)}, {"ionosSDConfigs", len(s.IonosSDConfigs)},
-	} {
-		if f.n > 0 {
-			return fmt.Errorf("%s", f.name)
+// dnsSD renders dns_sd_configs.
+func (t *translator) dnsSD(out *section, s monv1alpha1.ScrapeConfigSpec) error {
+	return t.sdList(out, "dnsSDConfigs", "dns_sd_configs", len(s.DNSSDConfigs), func(_ *translator, i int) (section, error) {
+		d := s.DNSSDConfigs[i]
+		g := section{{Key: "names", Value: d.Names}}
+		duration(&g, "refresh_interval", d.RefreshInterval)
+		if d.Type != nil {
+			put(&g, "type", string(*d.Type))
 		}
-	}
-	return nil
+		port(&g, d.Port)
+		return g, nil
+	})
 }

@@ -114,23 +114,7 @@ func resources() Resources {
 // TestTranslateGolden: the scrape configurations of each kind, secrets resolved, against
 // testdata/translate.golden.yaml; Prometheus accepts every one of them.
 func TestTranslateGolden(t *testing.T) {
-	scs, errs := Translate(resources(), store, Options{})
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	got, err := yaml.Marshal(map[string]any{"scrape_configs": scs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "translate.golden.yaml", got)
-
-	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if len(loaded) != len(scs) {
-		t.Fatalf("loaded %d of %d", len(loaded), len(scs))
-	}
+	loaded := translateGolden(t, resources(), store, "translate.golden.yaml")
 	byJob := map[string]time.Duration{}
 	for _, sc := range loaded {
 		byJob[sc.JobName] = time.Duration(sc.ScrapeInterval)
@@ -145,6 +129,29 @@ func TestTranslateGolden(t *testing.T) {
 	if sm0.HTTPClientConfig.BasicAuth == nil || sm0.HTTPClientConfig.BasicAuth.Password != promcommon.Secret("s3cret") {
 		t.Errorf("basic auth not resolved: %+v", sm0.HTTPClientConfig.BasicAuth)
 	}
+}
+
+// translateGolden translates res, checks the result against testdata/<name> and returns what
+// Prometheus parses of it; every job must be accepted.
+func translateGolden(t *testing.T, res Resources, s Store, name string) []*promconfig.ScrapeConfig {
+	t.Helper()
+	scs, errs := Translate(res, s, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	got, err := yaml.Marshal(map[string]any{"scrape_configs": scs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, name, got)
+	loaded, errs := Load(scs, Global{ScrapeInterval: 30 * time.Second}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(loaded) != len(scs) {
+		t.Fatalf("Prometheus loaded %d of %d jobs", len(loaded), len(scs))
+	}
+	return loaded
 }
 
 func indexOf(scs []*promconfig.ScrapeConfig, job string) int {
@@ -165,13 +172,13 @@ func TestTranslateErrors(t *testing.T) {
 	fsProbe.Name = "files"
 	fsProbe.Spec.Endpoints = []monv1.Endpoint{{Port: "m", BearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"}}
 	res.ServiceMonitors = append(res.ServiceMonitors, fsProbe)
-	res.ScrapeConfigs[0].Spec.ConsulSDConfigs = []monv1alpha1.ConsulSDConfig{{Server: "consul:8500"}}
+	res.ScrapeConfigs[0].Spec.ConsulSDConfigs = []monv1alpha1.ConsulSDConfig{{Server: "consul:8500", TokenRef: ptr.To(sel("missing", "token"))}}
 	scs, errs := Translate(res, store, Options{DenyFSAccess: true})
 	msgs := fmt.Sprint(errs)
 	for _, want := range []string{
 		`ServiceMonitor team-a/api: spec.endpoints[0].basicAuth.password: secret team-a/missing has no key "pass"`,
 		"ServiceMonitor team-a/files: spec.endpoints[0].bearerTokenFile: refused: deny_fs_access_through_sms is set",
-		"ScrapeConfig team-b/external: spec.consulSDConfigs: this discovery is not supported",
+		`ScrapeConfig team-b/external: spec.consulSDConfigs[0].tokenRef: secret team-b/missing has no key "token"`,
 	} {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("errors %s\nlack %q", msgs, want)
