@@ -51,11 +51,26 @@ images: ## Build an OCI image of each binary (linux/amd64+arm64, reproducible, n
 	  --registry=$(REGISTRY) --out=bin/images $(IMAGES)
 
 .PHONY: push
-push: images ## Push the images to REGISTRY/<binary>:VERSION, e.g. make push REGISTRY=localhost:5000/otelop; after make release, also the chart to oci://REGISTRY/charts.
+push: images ## Push the images to REGISTRY/<binary>:VERSION, e.g. make push REGISTRY=localhost:5000/otelop; after make release, also the chart to oci://REGISTRY/charts; with SIGNING_KEY=<key>, sign them (make sign).
 	go run ./hack/images push --version=$(VERSION) --registry=$(REGISTRY) --out=bin/images $(IMAGES)
 	@if [ -f bin/release/opentelemetry-operator-$(VERSION).tgz ]; then \
 	  cd test/chart && go run ./cmd/release push-chart -chart ../../bin/release/opentelemetry-operator-$(VERSION).tgz -to oci://$(REGISTRY)/charts; \
 	else echo "no bin/release/opentelemetry-operator-$(VERSION).tgz: the chart is pushed after make release VERSION=$(VERSION)"; fi
+	@if [ -n "$(SIGNING_KEY)" ]; then $(MAKE) --no-print-directory sign; fi
+
+# Sign (make push SIGNING_KEY=cosign.key) and verify (make verify-signatures PUBLIC_KEY=cosign.pub) in
+# cosign's format: after make release VERSION=<v>, the chart and the images' SBOMs too (docs/signing.md).
+RELEASE_SIGN_ARGS = --registry=$(REGISTRY) --version=$(VERSION) $(if $(wildcard bin/release/opentelemetry-operator-$(VERSION).tgz),--sboms=bin/release/sbom --chart=oci://$(REGISTRY)/charts/opentelemetry-operator:$(VERSION)) $(IMAGES)
+
+.PHONY: sign
+sign: ## Sign the pushed images by digest (and chart, attesting the SBOMs, after make release) with SIGNING_KEY (PEM; encrypted: COSIGN_PASSWORD). Key: go run ./hack/images keygen.
+	@test -n "$(SIGNING_KEY)" || { echo "make sign needs SIGNING_KEY=<PEM private key>; create one with go run ./hack/images keygen"; exit 1; }
+	go run ./hack/images sign --key=$(SIGNING_KEY) $(RELEASE_SIGN_ARGS)
+
+.PHONY: verify-signatures
+verify-signatures: ## Verify the pushed images' (and chart's, SBOM attestations') signatures with PUBLIC_KEY (cosign.pub).
+	@test -n "$(PUBLIC_KEY)" || { echo "make verify-signatures needs PUBLIC_KEY=<PEM public key>"; exit 1; }
+	go run ./hack/images verify --key=$(PUBLIC_KEY) $(RELEASE_SIGN_ARGS)
 
 CHART_DIR     := charts/opentelemetry-operator
 # Chart version and appVersion (the operator image's tag); not SemVer (e.g. a bare commit) becomes 0.0.0-dev+<it>.

@@ -4,6 +4,10 @@
 //	go run ./hack/images build --version=0.3.0 --revision=<sha> --created=<unix seconds> \
 //	    --out=bin/images opentelemetry-operator operator-opamp-bridge
 //	go run ./hack/images push --registry=ghcr.io/otelop --version=0.3.0 --out=bin/images NAME...
+//	go run ./hack/images sign --key=cosign.key --registry=ghcr.io/otelop --version=0.3.0 \
+//	    --sboms=bin/release/sbom --chart=oci://ghcr.io/otelop/charts/opentelemetry-operator:0.3.0 NAME...
+//	go run ./hack/images verify --key=cosign.pub ... (the same flags)
+//	go run ./hack/images keygen --out=.
 package main
 
 import (
@@ -23,10 +27,11 @@ import (
 	"github.com/otelop/otelop/internal/imagebuild"
 )
 
-const usage = `usage: images build|push [flags] BINARY...
+const usage = `usage: images build|push|sign|verify|keygen [flags] BINARY...
 
   build  compile each cmd/BINARY for every platform and write an OCI layout to OUT/BINARY
   push   push OUT/BINARY to REGISTRY/BINARY:VERSION
+  sign, verify, keygen: see images sign -h
 
 Flags:
 `
@@ -41,9 +46,12 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "sign" || args[0] == "verify" || args[0] == "keygen") {
+		return runSigning(ctx, args[0], args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "build" && args[0] != "push") {
 		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("the first argument must be build or push")
+		return fmt.Errorf("the first argument must be build, push, sign, verify or keygen")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -21,10 +21,12 @@ func TestParsePlatforms(t *testing.T) {
 
 func TestRunRejects(t *testing.T) {
 	for args, want := range map[string]string{
-		"":                          "build or push",
-		"serve":                     "build or push",
+		"":                          "build, push",
+		"serve":                     "build, push",
 		"build":                     "at least one binary",
 		"push x":                    "--registry is required",
+		"sign x":                    "needs --key",
+		"verify --key k.pub":        "k.pub",
 		"build --platforms=linux x": "--platforms",
 	} {
 		err := run(context.Background(), strings.Fields(args), io.Discard, io.Discard)

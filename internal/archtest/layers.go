@@ -55,8 +55,8 @@ var Layers = []Layer{
 	},
 	{
 		Name:     "release tooling",
-		Packages: []string{"internal/imagebuild", "internal/sbom"},
-		What:     "the OCI image builder behind `make images` (hack/images) and the SBOM writer behind `make release`; no binary imports them",
+		Packages: []string{"internal/imagebuild", "internal/sbom", "internal/imagesign"},
+		What:     "the OCI image builder behind `make images` (hack/images), the SBOM writer behind `make release`, the signer behind `make push SIGNING_KEY=`; no binary imports them",
 	},
 	{
 		Name:     "binaries",
