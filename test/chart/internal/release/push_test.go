@@ -1,9 +1,11 @@
 package release
 
 import (
+	"context"
 	"io"
 	"log"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/registry"
 
+	"github.com/otelop/otelop/internal/imagesign"
 	"github.com/otelop/otelop/internal/testenv"
 	"github.com/otelop/otelop/test/chart/internal/chartpkg"
 )
@@ -42,6 +45,34 @@ func TestPushChart(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ch.Metadata.Version).To(Equal(testVersion))
 	g.Expect(ch.Metadata.AppVersion).To(Equal(testVersion))
+
+	// The chart as Helm pushed it is signed by digest as `make push SIGNING_KEY=` signs it, and
+	// verifies with the public key only (docs/signing.md).
+	priv, pub, err := imagesign.GenerateKeyPair(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, otherPub, err := imagesign.GenerateKeyPair(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	dir := t.TempDir()
+	for f, data := range map[string][]byte{"cosign.key": priv, "cosign.pub": pub, "other.pub": otherPub} {
+		g.Expect(os.WriteFile(filepath.Join(dir, f), data, 0o600)).To(Succeed())
+	}
+	s, err := imagesign.LoadSigner(filepath.Join(dir, "cosign.key"))
+	g.Expect(err).NotTo(HaveOccurred())
+	v, err := imagesign.LoadVerifier(filepath.Join(dir, "cosign.pub"))
+	g.Expect(err).NotTo(HaveOccurred())
+	other, err := imagesign.LoadVerifier(filepath.Join(dir, "other.pub"))
+	g.Expect(err).NotTo(HaveOccurred())
+	rel := imagesign.Release{Chart: "oci://" + ref}
+	_, err = imagesign.VerifyRelease(context.Background(), rel, v)
+	g.Expect(err).To(MatchError(imagesign.ErrNotSigned))
+	signed, err := imagesign.SignRelease(context.Background(), rel, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(signed).To(HaveLen(1))
+	g.Expect(signed[0].Digest.DigestStr()).To(Equal(digest))
+	_, err = imagesign.VerifyRelease(context.Background(), rel, v)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = imagesign.VerifyRelease(context.Background(), rel, other)
+	g.Expect(err).To(MatchError(ContainSubstring("no signature verifies")))
 
 	// Positive control: a tag that was not pushed is not there.
 	_, err = c.Pull(host + "/otelop/charts/opentelemetry-operator:0.0.1")
