@@ -20,11 +20,13 @@ type pki struct {
 	caCert *x509.Certificate
 	caKey  *ecdsa.PrivateKey
 	dir    string
+	// servingIPs are more addresses on the API server's serving certificate.
+	servingIPs []net.IP
 }
 
-// newPKI creates a CA in dir, the API server's serving certificate, the service-account signing key
-// pair, and returns the PKI so that client certificates can be issued.
-func newPKI(dir string) (*pki, error) {
+// newPKI creates a CA in dir, the API server's serving certificate (loopback, plus servingIPs), the
+// service-account signing key pair, and returns the PKI so that client certificates can be issued.
+func newPKI(dir string, servingIPs []net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -49,7 +51,7 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pki{caCert: cert, caKey: key, dir: dir}
+	p := &pki{caCert: cert, caKey: key, dir: dir, servingIPs: servingIPs}
 	if err := writePEM(p.path("ca.crt"), "CERTIFICATE", der); err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func (p *pki) issue(name, cn string, groups []string, serving bool) error {
 	}
 	if serving {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
+		tmpl.IPAddresses = append([]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}, p.servingIPs...)
 		tmpl.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)

@@ -8,6 +8,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +57,9 @@ type Options struct {
 	NoFakeNodes bool
 	// APIServerArgs are extra kube-apiserver flags, appended after the defaults.
 	APIServerArgs []string
+	// APIServerIPs are more addresses the API server's serving certificate is valid for (besides
+	// 127.0.0.1 and ::1): a real node's pods reach it at the node's address (test/realnode).
+	APIServerIPs []net.IP
 	// ControllerManagerArgs are extra kube-controller-manager flags, appended after the defaults
 	// (a repeated --controllers adds to the default list, e.g. --controllers=-endpoints-controller).
 	ControllerManagerArgs []string
@@ -118,7 +122,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	start := time.Now()
-	if c.pki, err = newPKI(filepath.Join(c.Dir, "pki")); err != nil {
+	if c.pki, err = newPKI(filepath.Join(c.Dir, "pki"), c.opts.APIServerIPs); err != nil {
 		return c, fmt.Errorf("creating certificates: %w", err)
 	}
 	for _, u := range [][2]string{{"admin", "kubernetes-admin"}, {"controller-manager", "system:kube-controller-manager"},
