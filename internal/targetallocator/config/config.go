@@ -103,13 +103,26 @@ func Default() Config {
 	return Config{
 		ListenAddr:                   DefaultListenAddr,
 		KubeConfigPath:               defaultKubeConfigPath(),
-		Prometheus:                   &promconfig.Config{},
+		Prometheus:                   emptyPrometheus(),
 		AllocationStrategy:           DefaultAllocationStrategy,
 		FilterStrategy:               DefaultFilterStrategy,
 		CollectorNotReadyGracePeriod: DefaultCollectorNotReadyGracePeriod,
 		PrometheusCR:                 PrometheusCR{ScrapeInterval: DefaultCRScrapeInterval},
 		HTTPS:                        HTTPS{ListenAddr: DefaultHTTPSListenAddr},
 	}
+}
+
+// emptyPrometheus is the Prometheus configuration of a file without a config section (what the
+// operator writes for a target allocator whose collector lists no scrape configs and which finds
+// its targets through prometheus_cr alone): Prometheus' defaults, loaded, so that its scrape
+// configs (none) can be read. An unloaded zero Config refuses GetScrapeConfigs, and the allocator
+// exited at start with "scrape config cannot be fetched, main config was not validated".
+func emptyPrometheus() *promconfig.Config {
+	cfg, err := promconfig.Load("", slog.New(slog.DiscardHandler))
+	if err != nil {
+		panic(fmt.Sprintf("loading an empty Prometheus configuration: %v", err)) // Prometheus' defaults are valid
+	}
+	return cfg
 }
 
 func defaultKubeConfigPath() string {

@@ -75,6 +75,22 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// TestNoConfigSectionMeansNoScrapeConfigs: a file without a config section (the operator writes
+// none when the collector lists no scrape configs and prometheus_cr finds the targets) has no
+// scrape configs, and reading them is no error. The allocator exited at start on such a file.
+func TestNoConfigSectionMeansNoScrapeConfigs(t *testing.T) {
+	for _, in := range []string{"{}", "prometheus_cr: {enabled: true}\ncollector_selector: {matchlabels: {a: b}}"} {
+		cfg, err := Parse([]byte(in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs, err := cfg.Prometheus.GetScrapeConfigs()
+		if err != nil || len(scs) != 0 {
+			t.Errorf("%q: scrape configs %v, error %v; want none and no error", in, scs, err)
+		}
+	}
+}
+
 func TestErrorsNameTheKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"allocation_strategy: round-robin":                       "allocation_strategy",
