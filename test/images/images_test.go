@@ -145,6 +145,9 @@ func TestImagesAsShipped(t *testing.T) {
 		})
 	}
 
+	// Signed as make push SIGNING_KEY=... signs, verified as a user verifies (sign_test.go).
+	t.Run("signatures", func(t *testing.T) { signAndVerify(t, reg, first) })
+
 	// Reproducible: a second build from the same source gives the same digests.
 	second := build(t, t.TempDir(), reg)
 	for i, r := range second {
