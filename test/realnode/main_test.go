@@ -21,6 +21,8 @@ func setup() (func(failed bool), error) {
 	start := time.Now()
 	buildOperatorImage(ctx)
 	bridgeImage.start(ctx, "operator-opamp-bridge", "TestOpAMPBridgeRollsWithTwoReplicas")
+	allocatorImage.start(ctx, "target-allocator", "TestAuthenticatedScrapeThroughTheAllocator")
+	promCollector.start("otelcol-prometheus", "TestAuthenticatedScrapeThroughTheAllocator", "remove_all_sd")
 	var err error
 	cluster, err = realnode.Start(ctx, realnode.Options{Progress: func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, "realnode: "+f+"\n", a...)
@@ -28,6 +30,8 @@ func setup() (func(failed bool), error) {
 	if err != nil {
 		operatorImage.remove()
 		bridgeImage.remove()
+		allocatorImage.remove()
+		promCollector.remove()
 		return nil, err
 	}
 	stopOperator, err := startOperator(ctx)
@@ -35,6 +39,8 @@ func setup() (func(failed bool), error) {
 		_ = cluster.Stop()
 		operatorImage.remove()
 		bridgeImage.remove()
+		allocatorImage.remove()
+		promCollector.remove()
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "realnode: cluster and operator ready in %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -49,6 +55,8 @@ func setup() (func(failed bool), error) {
 		stopOperator()
 		operatorImage.remove()
 		bridgeImage.remove()
+		allocatorImage.remove()
+		promCollector.remove()
 		t := time.Now()
 		_ = cluster.Stop()
 		fmt.Fprintf(os.Stderr, "realnode: cluster stopped in %s\n", time.Since(t).Round(100*time.Millisecond))

@@ -24,7 +24,8 @@ var k8s client.Client
 
 // startOperator installs the CRDs and the admission webhooks (pointed at 127.0.0.1 inside the
 // namespace) and runs the operator in this process, with the real-node collector image as its
-// default collector image and nginx auto-instrumentation enabled. It runs as cluster admin:
+// default collector image, this project's target allocator image as its default allocator image,
+// the operator.targetallocator.mtls gate on and nginx auto-instrumentation enabled. It runs as cluster admin:
 // test/e2e proves the shipped RBAC is enough.
 func startOperator(ctx context.Context) (func(), error) {
 	ctrllog.SetLogger(logr.Discard())
@@ -53,6 +54,10 @@ func startOperator(ctx context.Context) (func(), error) {
 	o.Certs.ExtraIPs = []net.IP{net.ParseIP("127.0.0.1")}
 	o.CollectorImage = realnode.CollectorImage
 	o.OpAMPBridgeImage = bridgeImageRepo + ":1"
+	o.TargetAllocatorImage = allocatorImageRepo + ":1"
+	// Mutual TLS between collectors and their target allocator, with certificates the operator
+	// issues (alpha, off by default as upstream's gate): TestAuthenticatedScrapeThroughTheAllocator.
+	o.FeatureGates = "+operator.targetallocator.mtls"
 	o.Instrumentation.Nginx = true // off by default, as upstream's; TestInjectedAgentPathsExist covers it
 	mgr, err := operator.New(ctx, cfg, o)
 	if err != nil {

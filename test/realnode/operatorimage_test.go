@@ -46,12 +46,10 @@ func buildOperatorImage(ctx context.Context) {
 // excludes forTest, the test that uses it.
 func (b *imageBuild) start(ctx context.Context, binary, forTest string) {
 	b.done = make(chan struct{})
-	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
-		if ok, _ := regexp.MatchString(f.Value.String(), forTest); !ok {
-			b.err = errors.New("not built: excluded by -run")
-			close(b.done)
-			return
-		}
+	if excludedByRun(forTest) {
+		b.err = errors.New("not built: excluded by -run")
+		close(b.done)
+		return
 	}
 	go func() {
 		defer close(b.done)
@@ -69,6 +67,15 @@ func (b *imageBuild) start(ctx context.Context, binary, forTest string) {
 		}
 		b.err = err
 	}()
+}
+
+// excludedByRun reports whether the -run filter leaves out the test called name.
+func excludedByRun(name string) bool {
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		ok, _ := regexp.MatchString(f.Value.String(), name)
+		return !ok
+	}
+	return false
 }
 
 // wait returns the build's result once it is done.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -97,6 +98,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	pki := filepath.Join(cpDir, "pki")
 	c.Cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Dir: cpDir, KeepDir: true, NoFakeNodes: true, ReadyTimeout: opts.ReadyTimeout, Progress: opts.Progress,
+		// Pods reach the API server at the node's address (through a forwarder a test runs there)
+		// when they cannot name it "kubernetes" in a hosts file of their own.
+		APIServerIPs: []net.IP{net.ParseIP(NodeIP)},
 		APIServerArgs: []string{
 			// logs, exec and port-forward go to the kubelet at the node's InternalIP, inside the namespace.
 			"--kubelet-preferred-address-types=InternalIP",
@@ -129,6 +133,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	opts.Progress("real node Ready in %s", time.Since(start).Round(100*time.Millisecond))
 	return c, nil
 }
+
+// Binary returns the path of a test program built for the node (a folder of test/realnode/cmd),
+// e.g. to load it as an image with LoadImage.
+func (c *Cluster) Binary(name string) string { return filepath.Join(c.binDir, name) }
 
 // RESTConfig returns a copy of the admin connection.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.Config) }
