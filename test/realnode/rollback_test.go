@@ -90,7 +90,7 @@ func expectRolledBack(g Gomega, ns, name, from, to string) {
 		g.Expect(ready.Message).To(ContainSubstring("generation " + from + " rolled back to generation " + to))
 		g.Expect(ready.Message).To(ContainSubstring("container otc-container is crash-looping"))
 		g.Expect(meta.IsStatusConditionTrue(col.Status.Conditions, v1beta1.ConditionRolledBack)).To(BeTrue())
-	}).WithTimeout(3*timeout).WithPolling(time.Second).Should(Succeed())
+	}).WithTimeout(3 * timeout).WithPolling(time.Second).Should(Succeed())
 	expectWarning(g, ns, name, v1beta1.ReasonRolledBack)
 }
 

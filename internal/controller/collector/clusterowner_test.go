@@ -82,7 +82,11 @@ func TestClusterObjectOwnership(t *testing.T) {
 		{"truncated ClusterRole of another tenant", desiredRole, upstreamRole, false},
 		{"truncated binding of another tenant's ServiceAccount", binding(colB, nsB), binding(nil, nsA), false},
 		{"truncated binding of the collector's own ServiceAccount", binding(colB, nsB), binding(nil, nsB), true},
-		{"untruncated label of the collector", func() client.Object { d := role(name, managed("team.otel-prod"), nil); setClusterOwner(d, col); return d }(),
+		{"untruncated label of the collector", func() client.Object {
+			d := role(name, managed("team.otel-prod"), nil)
+			setClusterOwner(d, col)
+			return d
+		}(),
 			role(name, managed("team.otel-prod"), nil), true},
 	} {
 		if tc.live.GetAnnotations() != nil {
